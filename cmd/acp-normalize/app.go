@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+)
+
+// version is the proxy's semantic version, advertised in initialize (rule M).
+const version = "0.1.0"
+
+// Exit codes of the proxy itself; otherwise it exits with the agent's code.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitError carries an exit code out of an action.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// streams are the process's standard streams, injectable for tests.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// run is main without os.Exit: it parses args and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := newApp(st)
+	cliArgs, agentArgv, hasAgent := splitAgentArgv(args, app)
+	var code int
+	app.Action = func(c *cli.Context) error {
+		argv := agentArgv
+		if !hasAgent {
+			argv = c.Args().Slice()
+		}
+		var err error
+		code, err = proxyAction(c, st, argv)
+		return err
+	}
+	err := app.Run(cliArgs)
+	if err == nil {
+		return code
+	}
+	fmt.Fprintf(stderr, "acp-normalize: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage // errors from flag parsing
+}
+
+// splitAgentArgv separates the agent's argv (everything after the first
+// "--") from the proxy's own arguments, so that an agent named like a
+// subcommand ("-- help", "-- replay x") or with flags of its own is never
+// read by the CLI parser. When a subcommand comes before "--", the
+// arguments are left to that subcommand.
+func splitAgentArgv(args []string, app *cli.App) (cliArgs, agent []string, ok bool) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args, nil, false
+	}
+	for _, a := range args[1:i] {
+		if app.Command(a) != nil {
+			return args, nil, false
+		}
+	}
+	return args[:i], args[i+1:], true
+}
+
+func newApp(st streams) *cli.App {
+	return &cli.App{
+		Name:      "acp-normalize",
+		Usage:     "repair vendor deviations in Agent Client Protocol (ACP) stdio traffic",
+		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize command [flags] [args]",
+		Description: "Put acp-normalize in front of an ACP agent in your editor's agent config:\n" +
+			"every frame is relayed byte for byte, except where a vendor module repairs it.\n" +
+			"stdout carries protocol frames only; logs go to stderr and --log-file.",
+		Version:         version,
+		HideHelpCommand: true,
+		Reader:          st.stdin,
+		Writer:          st.stdout,
+		ErrWriter:       st.stderr,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError("%v (see acp-normalize --help)", err)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
+				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+			&cli.StringFlag{Name: "record", EnvVars: []string{"ACP_NORMALIZE_RECORD"}, TakesFile: true,
+				Usage: "record the session to `FILE` (JSONL capture, mode 0600, secrets redacted)"},
+			&cli.BoolFlag{Name: "record-raw", EnvVars: []string{"ACP_NORMALIZE_RECORD_RAW"},
+				Usage: "do not redact secrets in the recording"},
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ACP_NORMALIZE_LOG_LEVEL"},
+				Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-file", EnvVars: []string{"ACP_NORMALIZE_LOG_FILE"}, TakesFile: true,
+				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
+			&cli.StringFlag{Name: "non-json", Value: "drop", EnvVars: []string{"ACP_NORMALIZE_NON_JSON"},
+				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
+			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
+				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
+		},
+	}
+}
+
+// proxyAction runs the proxy in front of argv.
+func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
+	if len(argv) == 0 {
+		return exitUsage, usageError("no agent command given; usage: acp-normalize [flags] -- AGENT [ARGS...]")
+	}
+	level, err := parseLevel(c.String("log-level"))
+	if err != nil {
+		return exitUsage, usageError("%v", err)
+	}
+	nonJSON, err := proxy.ParseNonJSONPolicy(c.String("non-json"))
+	if err != nil {
+		return exitUsage, usageError("%v", err)
+	}
+	if c.Duration("kill-grace") <= 0 {
+		return exitUsage, usageError("--kill-grace must be positive")
+	}
+	mods, err := selectModules(allModules(moduleOptions{}), c.String("modules"))
+	if err != nil {
+		return exitUsage, usageError("--modules: %v", err)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
+	}
+
+	var logFile *os.File
+	if path := c.String("log-file"); path != "" {
+		logFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return exitUsage, usageError("--log-file: %v", err)
+		}
+		defer logFile.Close()
+	}
+	var logOut io.Writer
+	if logFile != nil {
+		logOut = logFile
+	}
+	logger := newLogger(st.stderr, logOut, level, os.Getenv)
+
+	var capture *pipe.CaptureWriter
+	if path := c.String("record"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			return exitUsage, usageError("--record: %v", err)
+		}
+		defer f.Close()
+		capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, proxy.ForwardedSignals()...)
+	defer signal.Stop(sigs)
+
+	code, err := proxy.Run(proxy.Config{
+		Argv: argv,
+		Router: proxy.RouterConfig{
+			Modules: mods,
+			Logger:  logger,
+			Version: version,
+			NonJSON: nonJSON,
+			Capture: capture,
+		},
+		RecordRaw:   c.Bool("record-raw"),
+		KillGrace:   c.Duration("kill-grace"),
+		Stdin:       st.stdin,
+		Stdout:      st.stdout,
+		AgentStderr: fanout{st.stderr, logOut},
+		Signals:     sigs,
+		Logger:      logger,
+	})
+	if err != nil {
+		return exitFailure, &exitError{code: exitFailure, err: err}
+	}
+	return code, nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// moduleOptions are the vendor modules' command-line options.
+type moduleOptions struct{}
+
+// allModules is the one place that lists the vendor modules, in the order
+// they see each frame.
+func allModules(moduleOptions) []rewrite.Module {
+	return []rewrite.Module{}
+}
+
+// selectModules picks modules by a --modules value: "all", "none" or a
+// comma-separated list of names.
+func selectModules(all []rewrite.Module, spec string) ([]rewrite.Module, error) {
+	spec = strings.TrimSpace(spec)
+	switch spec {
+	case "", "all":
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	byName := make(map[string]rewrite.Module, len(all))
+	names := make([]string, 0, len(all))
+	for _, m := range all {
+		byName[m.Name] = m
+		names = append(names, m.Name)
+	}
+	var out []rewrite.Module
+	seen := map[string]bool{}
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			continue
+		}
+		m, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown module %q (have: %s, all, none)", name, strings.Join(names, ", "))
+		}
+		seen[name] = true
+		out = append(out, m)
+	}
+	return out, nil
+}

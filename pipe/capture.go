@@ -1,0 +1,333 @@
+package pipe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Ops of output records (rule R1): how an output differs from plain
+// forwarding.
+const (
+	OpReplace = "replace"
+	OpDrop    = "drop"
+	OpReply   = "reply"
+	OpEmit    = "emit"
+	OpRequest = "request"
+)
+
+// Record is one line of a capture (rule R1). Exactly one of the following
+// shapes is used:
+//
+//   - an input record: From with Frame (a JSON frame), Text (a non-JSON
+//     line) or Stderr (an agent stderr line);
+//   - an output record: Re, Op and To, with Frame unless Op is drop;
+//   - an event record: Event ("start" or "exit") with its fields.
+type Record struct {
+	// Line is the 1-based line number in the capture file, set when read.
+	Line int
+	Seq  int64
+	TS   time.Time
+
+	From   Side
+	Frame  []byte // raw JSON, spliced verbatim
+	Text   *string
+	Stderr *string
+
+	Re int64
+	Op string
+	To Side
+
+	Event   string
+	Version string
+	Argv    []string
+	Modules []string
+	Code    *int
+}
+
+// IsInput reports whether r is an input record.
+func (r *Record) IsInput() bool { return r.From != 0 && r.Event == "" && r.Op == "" }
+
+// AppendRecord appends r as one capture line (with its newline) to dst.
+// Frame must be valid JSON; the caller checks (see CaptureWriter).
+func AppendRecord(dst []byte, r *Record) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, r.Seq, 10)
+	if !r.TS.IsZero() {
+		dst = append(dst, `,"ts":"`...)
+		dst = r.TS.UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	}
+	if r.Event != "" {
+		dst = appendField(dst, "event", r.Event)
+		if r.Version != "" {
+			dst = appendField(dst, "version", r.Version)
+		}
+		if r.Argv != nil {
+			dst = appendJSONField(dst, "agent", r.Argv)
+		}
+		if r.Modules != nil {
+			dst = appendJSONField(dst, "modules", r.Modules)
+		}
+		if r.Code != nil {
+			dst = append(dst, `,"code":`...)
+			dst = strconv.AppendInt(dst, int64(*r.Code), 10)
+		}
+	}
+	if r.Op != "" {
+		dst = append(dst, `,"re":`...)
+		dst = strconv.AppendInt(dst, r.Re, 10)
+		dst = appendField(dst, "op", r.Op)
+		dst = appendField(dst, "to", r.To.String())
+	}
+	if r.From != 0 {
+		dst = appendField(dst, "from", r.From.String())
+	}
+	switch {
+	case r.Frame != nil:
+		dst = append(dst, `,"frame":`...)
+		dst = append(dst, r.Frame...)
+	case r.Text != nil:
+		dst = appendField(dst, "text", *r.Text)
+	case r.Stderr != nil:
+		dst = appendField(dst, "stderr", *r.Stderr)
+	}
+	return append(dst, '}', '\n')
+}
+
+func appendField(dst []byte, key, value string) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return appendJSONString(dst, value)
+}
+
+func appendJSONField(dst []byte, key string, v any) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return appendJSON(dst, v)
+}
+
+// appendJSONString appends s as a JSON string without HTML escaping;
+// invalid UTF-8 becomes U+FFFD as in encoding/json.
+func appendJSONString(dst []byte, s string) []byte { return appendJSON(dst, s) }
+
+func appendJSON(dst []byte, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
+}
+
+// CaptureWriter writes capture records. It is safe for concurrent use and
+// numbers records in the order they are written. Frames are redacted
+// (rule R2) unless Raw is set, and frames that are not valid JSON are
+// written as text so the capture stays one JSON object per line.
+type CaptureWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	buf []byte
+	seq int64
+	raw bool
+	now func() time.Time
+	err error
+}
+
+// NewCaptureWriter returns a CaptureWriter writing to w. With raw set,
+// secrets are not redacted.
+func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
+	return &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now}
+}
+
+// SetClock replaces the clock used for timestamps (for tests).
+func (c *CaptureWriter) SetClock(now func() time.Time) { c.now = now }
+
+// Write numbers, timestamps and writes r, and returns its sequence number.
+func (c *CaptureWriter) Write(r Record) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	r.Seq = c.seq
+	r.TS = c.now()
+	if r.Frame != nil {
+		if !c.raw {
+			r.Frame = Redact(r.Frame)
+		}
+		if !json.Valid(r.Frame) {
+			text := string(r.Frame)
+			r.Frame, r.Text = nil, &text
+		}
+	}
+	c.buf = AppendRecord(c.buf[:0], &r)
+	if c.err == nil {
+		_, c.err = c.w.Write(c.buf)
+	}
+	return r.Seq
+}
+
+// Flush writes out buffered records.
+func (c *CaptureWriter) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = c.w.Flush()
+	}
+	return c.err
+}
+
+// CaptureError reports a capture line that could not be read; reading goes
+// on with the next line.
+type CaptureError struct {
+	Line int
+	Err  error
+}
+
+func (e *CaptureError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *CaptureError) Unwrap() error { return e.Err }
+
+// CaptureReader reads capture records. It accepts this project's format and
+// the variants of rule R3: seq and ts optional, "raw" as a synonym of
+// "text"; and Kandev acpdbg lines ({"ts","direction":"sent"|"received"|
+// "stderr"|"meta","frame"}), where sent means client to agent.
+type CaptureReader struct {
+	r *Reader
+}
+
+// NewCaptureReader returns a reader of capture records from r.
+func NewCaptureReader(r io.Reader) *CaptureReader {
+	return &CaptureReader{r: NewReader(r)}
+}
+
+type captureLine struct {
+	Seq       *int64          `json:"seq"`
+	TS        string          `json:"ts"`
+	From      string          `json:"from"`
+	To        string          `json:"to"`
+	Direction string          `json:"direction"`
+	Frame     json.RawMessage `json:"frame"`
+	Text      *string         `json:"text"`
+	Raw       *string         `json:"raw"`
+	Stderr    *string         `json:"stderr"`
+	Re        int64           `json:"re"`
+	Op        string          `json:"op"`
+	Event     string          `json:"event"`
+	Version   string          `json:"version"`
+	Agent     []string        `json:"agent"`
+	Modules   []string        `json:"modules"`
+	Code      *int            `json:"code"`
+}
+
+// Next returns the next record. A malformed line yields a *CaptureError and
+// the following call continues after it. At the end it returns io.EOF.
+func (c *CaptureReader) Next() (Record, error) {
+	frame, err := c.r.ReadFrame()
+	if err != nil {
+		return Record{}, err
+	}
+	line := int(c.r.Line())
+	rec, perr := parseCaptureLine(frame)
+	rec.Line = line
+	if perr != nil {
+		return rec, &CaptureError{Line: line, Err: perr}
+	}
+	return rec, nil
+}
+
+func parseCaptureLine(b []byte) (Record, error) {
+	var l captureLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Record{}, fmt.Errorf("not a capture record: %w", err)
+	}
+	var r Record
+	if l.Seq != nil {
+		r.Seq = *l.Seq
+	}
+	if l.TS != "" {
+		ts, err := time.Parse(time.RFC3339Nano, l.TS)
+		if err != nil {
+			return r, fmt.Errorf("bad ts %q: %w", l.TS, err)
+		}
+		r.TS = ts
+	}
+	if l.Frame != nil && !bytes.Equal(l.Frame, []byte("null")) {
+		r.Frame = []byte(l.Frame)
+	}
+	r.Text = l.Text
+	if r.Text == nil {
+		r.Text = l.Raw
+	}
+	r.Stderr = l.Stderr
+	switch {
+	case l.Event != "":
+		r.Event, r.Version, r.Argv, r.Modules, r.Code = l.Event, l.Version, l.Agent, l.Modules, l.Code
+		return r, nil
+	case l.Op != "":
+		to, ok := ParseSide(l.To)
+		if !ok {
+			return r, fmt.Errorf("output record with bad \"to\" %q", l.To)
+		}
+		r.Re, r.Op, r.To = l.Re, l.Op, to
+		return r, nil
+	case l.From != "":
+		from, ok := ParseSide(l.From)
+		if !ok {
+			return r, fmt.Errorf("bad \"from\" %q", l.From)
+		}
+		r.From = from
+	case l.Direction != "":
+		switch l.Direction {
+		case "sent":
+			r.From = Client
+		case "received":
+			r.From = Agent
+		case "stderr":
+			r.From = Agent
+			if r.Stderr == nil {
+				s := textOf(l)
+				r.Stderr = &s
+				r.Frame, r.Text = nil, nil
+			}
+		case "meta":
+			r.Event = "meta"
+			r.Frame = nil
+			return r, nil
+		default:
+			return r, fmt.Errorf("unknown direction %q", l.Direction)
+		}
+	case l.To != "":
+		// A replay output line {"to":...,"frame":...}: not an input.
+		return r, errors.New("replay output line, not a capture record")
+	default:
+		return r, errors.New("record has neither from, direction, op nor event")
+	}
+	if r.Frame == nil && r.Text == nil && r.Stderr == nil {
+		return r, errors.New("input record without frame, text or stderr")
+	}
+	return r, nil
+}
+
+func textOf(l captureLine) string {
+	switch {
+	case l.Text != nil:
+		return *l.Text
+	case l.Raw != nil:
+		return *l.Raw
+	case l.Frame != nil:
+		var s string
+		if json.Unmarshal(l.Frame, &s) == nil {
+			return s
+		}
+		return string(l.Frame)
+	}
+	return ""
+}

@@ -1,0 +1,119 @@
+package pipe
+
+// Kind classifies a frame by its envelope.
+type Kind uint8
+
+const (
+	// NotJSON is a line whose first non-blank byte is neither '{' nor '['
+	// (rule F2).
+	NotJSON Kind = iota
+	// Request has a method and an id.
+	Request
+	// Notification has a method and no id.
+	Notification
+	// Response has a result or an error and no method.
+	Response
+	// Batch is a JSON array (not part of ACP v1; forwarded untouched).
+	Batch
+	// Invalid starts like a JSON object but is malformed or is no JSON-RPC
+	// message.
+	Invalid
+)
+
+var kindNames = [...]string{"not-json", "request", "notification", "response", "batch", "invalid"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Envelope is what the proxy needs to know about a frame to route it: its
+// kind, method and raw id. Peek computes it without decoding params or
+// result, and without allocating.
+type Envelope struct {
+	Kind Kind
+	// Method is the raw bytes of the method string between its quotes;
+	// escapes are not decoded (methods never need them).
+	Method []byte
+	// ID is the raw JSON of the id member, exactly as on the wire, or nil
+	// when the frame has none.
+	ID []byte
+	// Error is true when a response carries an error member.
+	Error bool
+}
+
+// MethodIs reports whether the frame's method is m.
+func (e *Envelope) MethodIs(m string) bool { return string(e.Method) == m }
+
+// FirstByte returns the first non-blank byte of frame, or 0.
+func FirstByte(frame []byte) byte {
+	i := skipSpace(frame, 0)
+	if i < len(frame) {
+		return frame[i]
+	}
+	return 0
+}
+
+// IsJSON reports whether a frame looks like JSON by rule F2: its first
+// non-blank byte is '{' or '['.
+func IsJSON(frame []byte) bool {
+	c := FirstByte(frame)
+	return c == '{' || c == '['
+}
+
+// Peek classifies frame. It walks the top level of the object only; values
+// are skipped, never decoded.
+func Peek(frame []byte) Envelope {
+	var env Envelope
+	switch FirstByte(frame) {
+	case '[':
+		env.Kind = Batch
+		return env
+	case '{':
+	default:
+		env.Kind = NotJSON
+		return env
+	}
+	it, err := newObjectIter(frame)
+	if err != nil {
+		env.Kind = Invalid
+		return env
+	}
+	var hasMethod, hasResult bool
+	for {
+		m, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(m.Key) {
+		case "method":
+			if len(m.Value) >= 2 && m.Value[0] == '"' {
+				env.Method = m.Value[1 : len(m.Value)-1]
+				hasMethod = true
+			}
+		case "id":
+			env.ID = m.Value
+		case "result":
+			hasResult = true
+		case "error":
+			hasResult = true
+			env.Error = true
+		}
+	}
+	if it.err != nil || skipSpace(frame, it.i) != len(frame) {
+		return Envelope{Kind: Invalid}
+	}
+	switch {
+	case hasMethod && env.ID != nil:
+		env.Kind = Request
+	case hasMethod:
+		env.Kind = Notification
+	case hasResult && env.ID != nil:
+		env.Kind = Response
+	default:
+		env.Kind = Invalid
+	}
+	return env
+}

@@ -1,0 +1,215 @@
+package pipe
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Redacted is what a secret string value becomes in a capture (rule R2).
+const Redacted = `"<redacted>"`
+
+// secretWords are matched against object keys, lower-cased with '_', '-'
+// and spaces removed.
+var secretWords = [...]string{"apikey", "token", "secret", "password", "authorization", "cookie", "credential"}
+
+// prefilterWords decide cheaply whether a frame needs a redaction walk.
+var prefilterWords = [...]string{"key", "token", "secret", "password", "authorization", "cookie", "credential", `"env"`, `"headers"`}
+
+// Redact returns frame with secrets replaced by "<redacted>" (rule R2):
+// string values under keys that name an API key, token, secret, password,
+// authorization, cookie or credential (any case), and the values of
+// environment variables and headers (`env` and `headers` members, as in
+// mcpServers[].env[] and headers[]). Everything else keeps its exact bytes.
+// A frame with nothing to redact, or that is not JSON, is returned as is.
+func Redact(frame []byte) []byte {
+	if !mayNeedRedaction(frame) {
+		return frame
+	}
+	rd := redactor{in: frame, out: make([]byte, 0, len(frame))}
+	i := skipSpace(frame, 0)
+	rd.out = append(rd.out, frame[:i]...)
+	end, err := rd.value(i, false, false)
+	if err != nil || !rd.changed {
+		return frame
+	}
+	return append(rd.out, frame[end:]...)
+}
+
+func mayNeedRedaction(frame []byte) bool {
+	for _, w := range prefilterWords {
+		if containsFold(frame, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether b contains the ASCII word (lower case) in
+// any letter case.
+func containsFold(b []byte, word string) bool {
+	first := word[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(word) <= len(b); {
+		j := bytes.IndexByte(b[i:], first)
+		if upper != first {
+			if k := bytes.IndexByte(b[i:], upper); k >= 0 && (j < 0 || k < j) {
+				j = k
+			}
+		}
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+len(word) <= len(b) && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+func isSecretKey(raw []byte) bool {
+	k := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(string(raw)))
+	for _, w := range secretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+type redactor struct {
+	in      []byte
+	out     []byte
+	changed bool
+}
+
+// value copies the value at in[i:] to out, redacting strings when secret is
+// set. envList marks an array (or object) of environment variables or
+// headers, whose entries' values are secret.
+func (rd *redactor) value(i int, secret, envList bool) (int, error) {
+	b := rd.in
+	switch {
+	case i < len(b) && b[i] == '"' && secret:
+		end, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		rd.out = append(rd.out, Redacted...)
+		rd.changed = true
+		return end, nil
+	case i < len(b) && b[i] == '{':
+		return rd.object(i, secret, envList)
+	case i < len(b) && b[i] == '[':
+		return rd.array(i, secret, envList)
+	default:
+		end, err := skipValue(b, i)
+		if err != nil {
+			return 0, err
+		}
+		rd.out = append(rd.out, b[i:end]...)
+		return end, nil
+	}
+}
+
+func (rd *redactor) object(i int, secret, envEntry bool) (int, error) {
+	b := rd.in
+	rd.out = append(rd.out, '{')
+	i++
+	for {
+		j := skipSpace(b, i)
+		if j >= len(b) {
+			return 0, syntaxError(b, j, "unterminated object")
+		}
+		if b[j] == '}' {
+			rd.out = append(rd.out, b[i:j+1]...)
+			return j + 1, nil
+		}
+		if b[j] == ',' {
+			j = skipSpace(b, j+1)
+		}
+		if j >= len(b) || b[j] != '"' {
+			return 0, syntaxError(b, j, "expected key")
+		}
+		kend, err := scanString(b, j)
+		if err != nil {
+			return 0, err
+		}
+		key := b[j+1 : kend-1]
+		v := skipSpace(b, kend)
+		if v >= len(b) || b[v] != ':' {
+			return 0, syntaxError(b, v, "expected ':'")
+		}
+		v = skipSpace(b, v+1)
+		rd.out = append(rd.out, b[i:v]...)
+		childSecret := secret || isSecretKey(key) || (envEntry && keyEqual(key, "value"))
+		childEnv := keyEqual(key, "env") || keyEqual(key, "headers")
+		if childEnv && v < len(b) && b[v] == '{' {
+			// A map of variable names to values: every value is secret.
+			childSecret = true
+		}
+		end, err := rd.value(v, childSecret, childEnv)
+		if err != nil {
+			return 0, err
+		}
+		i = end
+	}
+}
+
+func (rd *redactor) array(i int, secret, envList bool) (int, error) {
+	b := rd.in
+	rd.out = append(rd.out, '[')
+	i++
+	for {
+		j := skipSpace(b, i)
+		if j >= len(b) {
+			return 0, syntaxError(b, j, "unterminated array")
+		}
+		if b[j] == ']' {
+			rd.out = append(rd.out, b[i:j+1]...)
+			return j + 1, nil
+		}
+		if b[j] == ',' {
+			j = skipSpace(b, j+1)
+		}
+		rd.out = append(rd.out, b[i:j]...)
+		var end int
+		var err error
+		if envList && j < len(b) && b[j] == '{' {
+			end, err = rd.object(j, secret, true)
+		} else {
+			end, err = rd.value(j, secret || (envList && j < len(b) && b[j] == '"'), false)
+		}
+		if err != nil {
+			return 0, err
+		}
+		i = end
+	}
+}
+
+// RedactArgs returns a copy of an agent's argv with the values of secret
+// flags (`--api-key X`, `--token=X`, ...) replaced by <redacted>.
+func RedactArgs(argv []string) []string {
+	out := make([]string, len(argv))
+	copy(out, argv)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !isSecretKey([]byte(name)) {
+			continue
+		}
+		if hasValue {
+			out[i] = a[:strings.Index(a, "=")+1] + "<redacted>"
+		} else if i+1 < len(out) {
+			out[i+1] = "<redacted>"
+			i++
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package pipe
+
+import (
+	"bufio"
+	"io"
+	"sync"
+)
+
+const writeBufferSize = 64 << 10
+
+// Writer writes frames, each followed by "\n". It is safe for concurrent
+// use; each call writes its frames contiguously. Writes are buffered and
+// flushed when the caller says its input is idle, so a single frame goes
+// out at once and a burst goes out in few system calls. The first write
+// error sticks: later calls return it.
+type Writer struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error
+}
+
+// NewWriter returns a Writer writing to w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, writeBufferSize)}
+}
+
+// WriteFrame writes one frame and its newline, then flushes if flush is set.
+func (w *Writer) WriteFrame(frame []byte, flush bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.write(frame)
+	if flush {
+		w.flush()
+	}
+	return w.err
+}
+
+// WriteFrames writes frames contiguously (no other caller's frame comes
+// between them), then flushes if flush is set.
+func (w *Writer) WriteFrames(frames [][]byte, flush bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range frames {
+		w.write(f)
+	}
+	if flush {
+		w.flush()
+	}
+	return w.err
+}
+
+// Flush writes out anything buffered.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flush()
+	return w.err
+}
+
+// Err returns the first write error, if any.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Writer) write(frame []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.w.Write(frame); err != nil {
+		w.err = err
+		return
+	}
+	w.err = w.w.WriteByte('\n')
+}
+
+func (w *Writer) flush() {
+	if w.err == nil && w.w.Buffered() > 0 {
+		w.err = w.w.Flush()
+	}
+}

@@ -1,0 +1,13 @@
+// Package proxy is the connection between an ACP client and an agent.
+//
+// Router applies the vendor modules to frames and does the proxy's own
+// bookkeeping: ids of unanswered client requests (rule F6), the initialize
+// advertisement (rule M), proxy-owned requests and the interception of
+// their responses (C12), non-JSON lines (F2) and recording (R1). It is
+// used by Run, which relays a live agent process over stdio with one
+// sequential loop per direction, and by Replay, which feeds it a capture.
+//
+// Frames that match no module trigger and need no bookkeeping take a path
+// that neither decodes, allocates nor locks: they are forwarded as the
+// exact bytes read.
+package proxy

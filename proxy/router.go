@@ -1,0 +1,458 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// NonJSONPolicy says what happens to a line that is not JSON (rule F2).
+type NonJSONPolicy int
+
+const (
+	// DropNonJSON logs and records non-JSON lines but does not forward them.
+	DropNonJSON NonJSONPolicy = iota
+	// ForwardNonJSON relays them like any other line.
+	ForwardNonJSON
+)
+
+// ParseNonJSONPolicy parses "drop" or "forward".
+func ParseNonJSONPolicy(s string) (NonJSONPolicy, error) {
+	switch s {
+	case "drop":
+		return DropNonJSON, nil
+	case "forward":
+		return ForwardNonJSON, nil
+	}
+	return 0, fmt.Errorf("--non-json must be drop or forward, not %q", s)
+}
+
+// maxModules bounds the module list (a trigger match is a bit mask).
+const maxModules = 64
+
+// RouterConfig configures a Router.
+type RouterConfig struct {
+	Modules []rewrite.Module
+	Logger  *slog.Logger
+	// Version is advertised in the initialize response (rule M).
+	Version string
+	NonJSON NonJSONPolicy
+	// Capture, when set, receives every input frame and every output that
+	// differs from plain forwarding (rule R1).
+	Capture *pipe.CaptureWriter
+}
+
+// Out is one frame the Router wants written.
+type Out struct {
+	To    pipe.Side
+	Frame []byte
+	// Op is "" for a plainly forwarded frame, else one of pipe.OpReplace,
+	// OpReply, OpEmit, OpRequest. Dropped frames produce no Out.
+	Op string
+	// Re is the sequence number of the input frame that caused it.
+	Re int64
+}
+
+type attached struct {
+	mod    rewrite.Module
+	rw     rewrite.Rewriter
+	logger *slog.Logger
+	warned map[string]bool // fail-open log keys already logged at warn
+}
+
+type proxyRequest struct {
+	mod    int
+	to     pipe.Side
+	cookie any
+}
+
+// Router decides what each frame becomes. Handle may be called from one
+// goroutine per side at once; module calls are serialized.
+type Router struct {
+	cfg    RouterConfig
+	log    *slog.Logger
+	mods   []*attached
+	advert []byte
+	seq    atomic.Int64
+
+	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
+
+	mu        sync.Mutex
+	nextID    uint64
+	proxyReqs map[string]proxyRequest // by proxy id string
+	pending   map[string]struct{}     // raw ids of client requests the agent has not answered
+	initIDs   map[string]struct{}     // raw ids of client initialize requests
+	nonJSON   [3]bool                 // a non-JSON line was already logged at warn, per side
+	closed    bool
+}
+
+// NewRouter returns a Router with fresh per-connection module state.
+func NewRouter(cfg RouterConfig) (*Router, error) {
+	if err := rewrite.Validate(cfg.Modules); err != nil {
+		return nil, err
+	}
+	if len(cfg.Modules) > maxModules {
+		return nil, fmt.Errorf("at most %d modules", maxModules)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Router{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		proxyReqs: make(map[string]proxyRequest),
+		pending:   make(map[string]struct{}),
+		initIDs:   make(map[string]struct{}),
+	}
+	names := make([]string, 0, len(cfg.Modules))
+	for _, m := range cfg.Modules {
+		lg := cfg.Logger.With("module", m.Name)
+		r.mods = append(r.mods, &attached{mod: m, rw: m.New(rewrite.Env{Logger: lg}), logger: lg, warned: map[string]bool{}})
+		names = append(names, m.Name)
+	}
+	advert, err := rewrite.Marshal(map[string]any{"version": cfg.Version, "modules": names})
+	if err != nil {
+		return nil, err
+	}
+	r.advert = advert
+	return r, nil
+}
+
+// Advertisement returns the value set at
+// initialize.result.agentCapabilities._meta["acp-normalize"].
+func (r *Router) Advertisement() []byte { return r.advert }
+
+// mayBeResponse is the prefilter for agent frames: only a frame with an id
+// and a result or error member can answer a client request.
+func mayBeResponse(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"id"`)) &&
+		(bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)))
+}
+
+// Handle processes one frame read from side from and appends what must be
+// written to dst. The frame's bytes may be appended as is (passthrough):
+// the caller must write dst before reading its next frame.
+func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
+	seq := r.recordInput(from, raw)
+	to := from.Other()
+	if !pipe.IsJSON(raw) {
+		return r.handleNonJSON(from, raw, seq, dst)
+	}
+	var matched uint64
+	for i, m := range r.mods {
+		if m.mod.Matches(raw) {
+			matched |= 1 << i
+		}
+	}
+	if matched == 0 && from == pipe.Agent && !mayBeResponse(raw) {
+		return append(dst, Out{To: to, Frame: raw, Re: seq})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := &r.frames[from]
+	f.Reset(from, raw, seq)
+	env := f.Envelope()
+
+	if env.Kind == pipe.Response {
+		if pr, ok := r.takeProxyRequest(from, env.ID); ok {
+			r.record(seq, pipe.OpDrop, to, nil)
+			v := r.callResponse(pr, f)
+			return r.appendOutputs(dst, from, seq, pr.mod, v.Out)
+		}
+	}
+
+	cur := raw
+	replaced := false
+	if from == pipe.Agent && env.Kind == pipe.Response {
+		delete(r.pending, string(env.ID))
+		if _, ok := r.initIDs[string(env.ID)]; ok {
+			delete(r.initIDs, string(env.ID))
+			if bytes.Contains(raw, []byte(`"result"`)) {
+				if adv, err := rewrite.Set(raw, r.advert, "result", "agentCapabilities", "_meta", "acp-normalize"); err != nil {
+					r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(env.ID), "err", err)
+				} else {
+					cur, replaced = adv, true
+				}
+			}
+		}
+	}
+
+	var outs []moduleOutput
+	dropped := false
+	for i, m := range r.mods {
+		if replaced {
+			if !m.mod.Matches(cur) {
+				continue
+			}
+		} else if matched&(1<<i) == 0 {
+			continue
+		}
+		if replaced {
+			f.Reset(from, cur, seq)
+		}
+		v, err := r.callRewrite(m, f)
+		if err != nil {
+			r.failOpen(m, f, err)
+			continue
+		}
+		for _, o := range v.Out {
+			outs = append(outs, moduleOutput{mod: i, out: o})
+		}
+		if v.Drop {
+			dropped = true
+			break
+		}
+		if v.Frame != nil {
+			cur, replaced = v.Frame, true
+		}
+	}
+
+	if dropped {
+		r.record(seq, pipe.OpDrop, to, nil)
+	} else {
+		if from == pipe.Client && env.Kind == pipe.Request {
+			r.pending[string(env.ID)] = struct{}{}
+			if env.MethodIs("initialize") {
+				r.initIDs[string(env.ID)] = struct{}{}
+			}
+		}
+		op := ""
+		if replaced {
+			op = pipe.OpReplace
+			r.record(seq, op, to, cur)
+		}
+		dst = append(dst, Out{To: to, Frame: cur, Op: op, Re: seq})
+	}
+	for _, o := range outs {
+		dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{o.out})
+	}
+	return dst
+}
+
+type moduleOutput struct {
+	mod int
+	out rewrite.Output
+}
+
+// appendOutputs turns module outputs into Outs, assigning ids to requests.
+// r.mu must be held.
+func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, outs []rewrite.Output) []Out {
+	for _, o := range outs {
+		if o.To != pipe.Client && o.To != pipe.Agent {
+			r.log.Error("module output without a side; dropped", "module", r.mods[mod].mod.Name)
+			continue
+		}
+		frame, op := o.Frame, pipe.OpEmit
+		if o.To == from {
+			op = pipe.OpReply
+		}
+		if o.Request != nil {
+			r.nextID++
+			id := rewrite.ProxyID(r.nextID)
+			rawID, _ := id.MarshalJSON()
+			var err error
+			frame, err = rewrite.RequestFrame(rawID, o.Request.Method, o.Request.Params)
+			if err != nil {
+				r.log.Error("module request not sent", "module", r.mods[mod].mod.Name, "method", o.Request.Method, "err", err)
+				continue
+			}
+			r.proxyReqs[id.Str] = proxyRequest{mod: mod, to: o.To, cookie: o.Request.Cookie}
+			op = pipe.OpRequest
+		}
+		if frame == nil {
+			continue
+		}
+		r.record(seq, op, o.To, frame)
+		dst = append(dst, Out{To: o.To, Frame: frame, Op: op, Re: seq})
+	}
+	return dst
+}
+
+// takeProxyRequest returns and forgets the proxy request a response from
+// side from answers. r.mu must be held.
+func (r *Router) takeProxyRequest(from pipe.Side, rawID []byte) (proxyRequest, bool) {
+	if !bytes.HasPrefix(rawID, []byte(`"`+rewrite.ProxyIDPrefix)) {
+		return proxyRequest{}, false
+	}
+	id, err := strconv.Unquote(string(rawID))
+	if err != nil {
+		return proxyRequest{}, false
+	}
+	pr, ok := r.proxyReqs[id]
+	if !ok || pr.to != from {
+		return proxyRequest{}, false
+	}
+	delete(r.proxyReqs, id)
+	return pr, true
+}
+
+func (r *Router) callRewrite(m *attached, f *rewrite.Frame) (v rewrite.Verdict, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = rewrite.Verdict{}, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return m.rw.Rewrite(f)
+}
+
+func (r *Router) callResponse(pr proxyRequest, f *rewrite.Frame) (v rewrite.Verdict) {
+	m := r.mods[pr.mod]
+	h, ok := m.rw.(rewrite.ResponseHandler)
+	if !ok {
+		return rewrite.Verdict{}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.failOpen(m, f, fmt.Errorf("panic: %v", p))
+			v = rewrite.Verdict{}
+		}
+	}()
+	v, err := h.HandleResponse(pr.cookie, f)
+	if err != nil {
+		r.failOpen(m, f, err)
+	}
+	return v
+}
+
+// failOpen logs a module error (rule P5): at warn the first time for a
+// module, rule and method, at debug after that.
+func (r *Router) failOpen(m *attached, f *rewrite.Frame, err error) {
+	rule := "?"
+	var re *rewrite.RuleError
+	if asRuleError(err, &re) {
+		rule = re.Rule
+	}
+	method := f.Method()
+	key := rule + " " + method
+	level := slog.LevelDebug
+	if !m.warned[key] {
+		m.warned[key] = true
+		level = slog.LevelWarn
+	}
+	m.logger.Log(context.Background(), level, "rule failed; frame forwarded unchanged",
+		"rule", rule, "method", method, "id", string(f.ID()), "from", f.From.String(), "err", err)
+}
+
+func (r *Router) handleNonJSON(from pipe.Side, raw []byte, seq int64, dst []Out) []Out {
+	r.mu.Lock()
+	first := !r.nonJSON[from]
+	r.nonJSON[from] = true
+	r.mu.Unlock()
+	text := raw
+	if len(text) > 200 {
+		text = text[:200]
+	}
+	level := slog.LevelWarn
+	if !first {
+		level = slog.LevelDebug
+	}
+	action := "dropped (--non-json=forward relays it)"
+	if r.cfg.NonJSON == ForwardNonJSON {
+		action = "forwarded"
+	}
+	r.log.Log(context.Background(), level, "non-JSON line "+action, "rule", "F2", "from", from.String(), "line", string(text), "bytes", len(raw))
+	if r.cfg.NonJSON == ForwardNonJSON {
+		return append(dst, Out{To: from.Other(), Frame: raw, Re: seq})
+	}
+	r.record(seq, pipe.OpDrop, from.Other(), nil)
+	return dst
+}
+
+func (r *Router) recordInput(from pipe.Side, raw []byte) int64 {
+	if r.cfg.Capture == nil {
+		return r.seq.Add(1)
+	}
+	rec := pipe.Record{From: from}
+	if pipe.IsJSON(raw) {
+		rec.Frame = raw
+	} else {
+		s := string(raw)
+		rec.Text = &s
+	}
+	return r.cfg.Capture.Write(rec)
+}
+
+// RecordStderr records one agent stderr line.
+func (r *Router) RecordStderr(line string) {
+	if r.cfg.Capture != nil {
+		r.cfg.Capture.Write(pipe.Record{From: pipe.Agent, Stderr: &line})
+	}
+}
+
+func (r *Router) record(re int64, op string, to pipe.Side, frame []byte) {
+	if r.cfg.Capture != nil {
+		r.cfg.Capture.Write(pipe.Record{Re: re, Op: op, To: to, Frame: frame})
+	}
+}
+
+// ClientGone is called once when the client has closed its stream (or the
+// proxy shuts down): modules get their last word (rule C12), and the
+// frames they send are returned. Later calls return nothing.
+func (r *Router) ClientGone(dst []Out) []Out {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return dst
+	}
+	r.closed = true
+	unanswered := make([][]any, len(r.mods))
+	for id, pr := range r.proxyReqs {
+		unanswered[pr.mod] = append(unanswered[pr.mod], pr.cookie)
+		delete(r.proxyReqs, id)
+	}
+	for i, m := range r.mods {
+		c, ok := m.rw.(rewrite.Closer)
+		if !ok {
+			continue
+		}
+		v := r.callClose(m, c, unanswered[i])
+		dst = r.appendOutputs(dst, 0, 0, i, v.Out)
+	}
+	return dst
+}
+
+func (r *Router) callClose(m *attached, c rewrite.Closer, cookies []any) (v rewrite.Verdict) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.logger.Warn("module close failed", "err", fmt.Sprint(p))
+			v = rewrite.Verdict{}
+		}
+	}()
+	return c.Close(cookies)
+}
+
+// AgentGone returns a -32603 error response for every client request the
+// agent has not answered (rule F6), and forgets them.
+func (r *Router) AgentGone(dst []Out) []Out {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.pending))
+	for id := range r.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		frame := rewrite.ErrorResponse([]byte(id), jsonrpc2.CodeInternalError, "agent exited")
+		r.record(0, pipe.OpReply, pipe.Client, frame)
+		dst = append(dst, Out{To: pipe.Client, Frame: frame, Op: pipe.OpReply})
+		delete(r.pending, id)
+	}
+	return dst
+}
+
+// Pending returns how many client requests await the agent's answer.
+func (r *Router) Pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending)
+}

@@ -1,0 +1,22 @@
+// Package rewrite is the contract between the proxy and its vendor modules,
+// and the helpers modules use to build frames.
+//
+// A Module is a value: a name, a one-line doc, the trigger byte strings that
+// select the frames it wants, and a constructor of per-connection state.
+// The proxy lists its modules explicitly in one place (cmd/acp-normalize)
+// and checks the list with Validate at start-up; there is no registry.
+//
+// For each connection the proxy calls Module.New once and then hands the
+// Rewriter every frame, in wire order and never concurrently, that contains
+// at least one of the module's triggers (bytes.Contains, before any
+// decoding). The Rewriter answers with a Verdict. The zero Verdict forwards
+// the frame unchanged; a Verdict can also replace the frame, drop it, send
+// frames to either side (a reply to the sender, or frames emitted right
+// after the frame in its own direction), and send requests to either side
+// under proxy-owned ids "acp-normalize:<n>", whose responses come back to
+// the Rewriter through ResponseHandler and never reach the other side.
+//
+// A Rewriter that returns an error (or panics) fails open (rule P5): the
+// proxy forwards the original frame unchanged and logs the error with the
+// frame's method, id and the rule named by a RuleError.
+package rewrite

@@ -1,0 +1,160 @@
+package rewrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+)
+
+// Module describes a vendor module.
+type Module struct {
+	// Name is the module's name on the command line (--modules) and in the
+	// initialize advertisement: lower case letters, digits and '-'.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Triggers are byte strings; a frame that contains none of them skips
+	// the module without being decoded.
+	Triggers []string
+	// New returns the module's state for one connection.
+	New func(Env) Rewriter
+}
+
+// Env is what a module's per-connection state gets from the proxy.
+type Env struct {
+	// Logger logs with the module's name attached.
+	Logger *slog.Logger
+}
+
+// Matches reports whether frame contains one of the module's triggers.
+func (m *Module) Matches(frame []byte) bool {
+	for _, t := range m.Triggers {
+		if bytes.Contains(frame, []byte(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+var moduleName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Validate checks a module list: every module has a valid, unique name, a
+// doc line, at least one non-empty trigger and a constructor.
+func Validate(mods []Module) error {
+	seen := make(map[string]bool, len(mods))
+	var errs []error
+	for i, m := range mods {
+		if !moduleName.MatchString(m.Name) {
+			errs = append(errs, fmt.Errorf("module %d: invalid name %q", i, m.Name))
+		}
+		if seen[m.Name] {
+			errs = append(errs, fmt.Errorf("module %q: listed twice", m.Name))
+		}
+		seen[m.Name] = true
+		if m.Doc == "" {
+			errs = append(errs, fmt.Errorf("module %q: no doc", m.Name))
+		}
+		if len(m.Triggers) == 0 {
+			errs = append(errs, fmt.Errorf("module %q: no triggers", m.Name))
+		}
+		for _, t := range m.Triggers {
+			if t == "" {
+				errs = append(errs, fmt.Errorf("module %q: empty trigger", m.Name))
+			}
+		}
+		if m.New == nil {
+			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Rewriter is a module's state for one connection.
+type Rewriter interface {
+	// Rewrite decides what happens to a frame that matched the module's
+	// triggers. The frame's bytes are valid only during the call.
+	Rewrite(f *Frame) (Verdict, error)
+}
+
+// ResponseHandler is implemented by Rewriters that send requests: the
+// response to each one is delivered here with the cookie given in
+// Verdict.Request, and is consumed (never forwarded). Only the Verdict's
+// outputs are used; the response frame itself is always consumed.
+type ResponseHandler interface {
+	HandleResponse(cookie any, f *Frame) (Verdict, error)
+}
+
+// Closer is implemented by Rewriters that have something to say when the
+// connection ends: Close is called once, when the client has gone (before
+// the agent's stdin is closed) or the proxy shuts down. Requests the proxy
+// sent for this module and that are still unanswered are passed as their
+// cookies, so that the module can answer the frames that caused them
+// (rule C12). Only the Verdict's frame outputs are written.
+type Closer interface {
+	Close(unanswered []any) Verdict
+}
+
+// Frame is a frame handed to a Rewriter.
+type Frame struct {
+	// From is the side that sent the frame.
+	From pipe.Side
+	// Raw is the frame's bytes, valid only during the call.
+	Raw []byte
+	// Seq is the frame's position in the connection (1-based, both
+	// directions counted together).
+	Seq int64
+
+	env    pipe.Envelope
+	peeked bool
+}
+
+// NewFrame returns a Frame for raw bytes read from side from.
+func NewFrame(from pipe.Side, raw []byte, seq int64) *Frame {
+	return &Frame{From: from, Raw: raw, Seq: seq}
+}
+
+// Reset reuses f for another frame.
+func (f *Frame) Reset(from pipe.Side, raw []byte, seq int64) {
+	*f = Frame{From: from, Raw: raw, Seq: seq}
+}
+
+// Envelope returns the frame's envelope, computed on first use.
+func (f *Frame) Envelope() *pipe.Envelope {
+	if !f.peeked {
+		f.env = pipe.Peek(f.Raw)
+		f.peeked = true
+	}
+	return &f.env
+}
+
+// Method returns the frame's method, or "".
+func (f *Frame) Method() string { return string(f.Envelope().Method) }
+
+// ID returns the raw JSON of the frame's id, or nil.
+func (f *Frame) ID() []byte { return f.Envelope().ID }
+
+// Kind returns the frame's kind.
+func (f *Frame) Kind() pipe.Kind { return f.Envelope().Kind }
+
+// Lookup returns the raw JSON value at path inside the frame.
+func (f *Frame) Lookup(path ...string) ([]byte, bool) { return pipe.Lookup(f.Raw, path...) }
+
+// RuleError names the contract rule whose handling failed, for the log line
+// of a fail-open (rule P5).
+type RuleError struct {
+	Rule string
+	Err  error
+}
+
+func (e *RuleError) Error() string { return e.Rule + ": " + e.Err.Error() }
+func (e *RuleError) Unwrap() error { return e.Err }
+
+// RuleErrorf returns a *RuleError for rule with a formatted message; %w
+// wraps as in fmt.Errorf.
+func RuleErrorf(rule, format string, args ...any) error {
+	return &RuleError{Rule: rule, Err: fmt.Errorf(format, args...)}
+}
