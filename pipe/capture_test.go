@@ -1,0 +1,169 @@
+package pipe
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCaptureWriterRecords(t *testing.T) {
+	var buf bytes.Buffer
+	cw := NewCaptureWriter(&buf, false)
+	ts := time.Date(2026, 11, 29, 12, 0, 0, 5, time.UTC)
+	cw.SetClock(func() time.Time { return ts })
+	text := "Using worktree: /x"
+	stderr := "warn <x>"
+	code := 3
+	cw.Write(Record{Event: "start", Version: "0.1.0", Argv: []string{"a", "--api-key", "<redacted>"}, Modules: []string{"cursor"}})
+	cw.Write(Record{From: Client, Frame: []byte(`{"id":1,"method":"initialize","params":{"apiKey":"sk"}}`)})
+	cw.Write(Record{From: Agent, Text: &text})
+	cw.Write(Record{From: Agent, Stderr: &stderr})
+	cw.Write(Record{From: Agent, Frame: []byte(`{"broken"`)})
+	cw.Write(Record{Re: 2, Op: OpReply, To: Agent, Frame: []byte(`{"id":0,"result":{}}`)})
+	cw.Write(Record{Re: 3, Op: OpDrop, To: Client})
+	cw.Write(Record{Event: "exit", Code: &code})
+	if err := cw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"seq":1,"ts":"2026-11-29T12:00:00.000000005Z","event":"start","version":"0.1.0","agent":["a","--api-key","<redacted>"],"modules":["cursor"]}
+{"seq":2,"ts":"2026-11-29T12:00:00.000000005Z","from":"client","frame":{"id":1,"method":"initialize","params":{"apiKey":"<redacted>"}}}
+{"seq":3,"ts":"2026-11-29T12:00:00.000000005Z","from":"agent","text":"Using worktree: /x"}
+{"seq":4,"ts":"2026-11-29T12:00:00.000000005Z","from":"agent","stderr":"warn <x>"}
+{"seq":5,"ts":"2026-11-29T12:00:00.000000005Z","from":"agent","text":"{\"broken\""}
+{"seq":6,"ts":"2026-11-29T12:00:00.000000005Z","re":2,"op":"reply","to":"agent","frame":{"id":0,"result":{}}}
+{"seq":7,"ts":"2026-11-29T12:00:00.000000005Z","re":3,"op":"drop","to":"client"}
+{"seq":8,"ts":"2026-11-29T12:00:00.000000005Z","event":"exit","code":3}
+`
+	if buf.String() != want {
+		t.Fatalf("capture:\n%s\nwant:\n%s", buf.String(), want)
+	}
+
+	// Reading it back gives the same records.
+	cr := NewCaptureReader(&buf)
+	var recs []Record
+	for {
+		r, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != 8 {
+		t.Fatalf("read %d records", len(recs))
+	}
+	if string(recs[1].Frame) != `{"id":1,"method":"initialize","params":{"apiKey":"<redacted>"}}` || recs[1].From != Client || !recs[1].IsInput() {
+		t.Fatalf("record 2 = %+v", recs[1])
+	}
+	if *recs[2].Text != text || *recs[3].Stderr != stderr || recs[5].Op != OpReply || recs[5].Re != 2 || *recs[7].Code != 3 {
+		t.Fatalf("records = %+v", recs)
+	}
+	if recs[5].IsInput() || recs[0].IsInput() {
+		t.Fatal("output and event records are not inputs")
+	}
+}
+
+func TestCaptureWriterRaw(t *testing.T) {
+	var buf bytes.Buffer
+	cw := NewCaptureWriter(&buf, true)
+	cw.Write(Record{From: Client, Frame: []byte(`{"apiKey":"sk"}`)})
+	_ = cw.Flush()
+	if !strings.Contains(buf.String(), `"apiKey":"sk"`) {
+		t.Fatalf("--record-raw redacted: %s", buf.String())
+	}
+}
+
+func TestCaptureReaderVariants(t *testing.T) {
+	in := strings.Join([]string{
+		`{"from":"agent","frame":{"a" : 1}}`,
+		``,
+		`{"from":"agent","raw":"Using worktree"}`,
+		`not json at all`,
+		`{"ts":"2026-08-20T14:52:13.1Z","direction":"sent","frame":{"id":1,"method":"initialize"}}`,
+		`{"ts":"2026-08-20T14:52:13.2Z","direction":"received","frame":{"id":1,"result":{}}}`,
+		`{"ts":"2026-08-20T14:52:13.3Z","direction":"stderr","frame":"log line"}`,
+		`{"ts":"2026-08-20T14:52:13.4Z","direction":"meta","frame":{"note":"x"}}`,
+		`{"from":"martian","frame":{}}`,
+		`{"from":"client"}`,
+		`{"to":"client","frame":{}}`,
+		`{"seq":9,"ts":"bad","from":"client","frame":{}}`,
+	}, "\n")
+	cr := NewCaptureReader(strings.NewReader(in))
+	type got struct {
+		line  int
+		from  Side
+		frame string
+		text  string
+		err   bool
+	}
+	var gots []got
+	for {
+		r, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		g := got{line: r.Line, from: r.From, frame: string(r.Frame), err: err != nil}
+		if r.Text != nil {
+			g.text = *r.Text
+		}
+		if r.Stderr != nil {
+			g.text = "stderr:" + *r.Stderr
+		}
+		if err != nil {
+			var ce *CaptureError
+			if !errors.As(err, &ce) || ce.Line != r.Line {
+				t.Fatalf("error %v is not a CaptureError for line %d", err, r.Line)
+			}
+			g = got{line: r.Line, err: true}
+		}
+		gots = append(gots, g)
+	}
+	want := []got{
+		{1, Agent, `{"a" : 1}`, "", false},
+		{3, Agent, "", "Using worktree", false},
+		{4, 0, "", "", true},
+		{5, Client, `{"id":1,"method":"initialize"}`, "", false},
+		{6, Agent, `{"id":1,"result":{}}`, "", false},
+		{7, Agent, "", "stderr:log line", false},
+		{8, 0, "", "", false},
+		{9, 0, "", "", true},
+		{10, 0, "", "", true},
+		{11, 0, "", "", true},
+		{12, 0, "", "", true},
+	}
+	if len(gots) != len(want) {
+		t.Fatalf("got %d records: %+v", len(gots), gots)
+	}
+	for i := range want {
+		if gots[i] != want[i] {
+			t.Errorf("record %d = %+v, want %+v", i, gots[i], want[i])
+		}
+	}
+}
+
+func FuzzCaptureReader(f *testing.F) {
+	f.Add([]byte("{\"from\":\"agent\",\"frame\":{}}\n{\"direction\":\"sent\",\"frame\":[]}\n"))
+	f.Add([]byte("{\"seq\":1,\"event\":\"exit\",\"code\":1}\nxx\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cr := NewCaptureReader(bytes.NewReader(b))
+		last := 0
+		for i := 0; ; i++ {
+			r, err := cr.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if r.Line <= last {
+				t.Fatalf("line numbers not increasing: %d after %d", r.Line, last)
+			}
+			last = r.Line
+			if err == nil && r.IsInput() && r.Frame == nil && r.Text == nil && r.Stderr == nil {
+				t.Fatal("input record without content")
+			}
+		}
+	})
+}

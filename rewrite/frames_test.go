@@ -1,0 +1,200 @@
+package rewrite
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+)
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		name  string
+		obj   string
+		path  []string
+		value string
+		want  string
+	}{
+		{"replace keeps other bytes", `{"b" : 1, "a":"<&>" }`, []string{"b"}, `2`, `{"b" : 2, "a":"<&>" }`},
+		{"add to empty object", `{}`, []string{"x"}, `1`, `{"x":1}`},
+		{"add to empty object with spaces", `{ }`, []string{"x"}, `1`, `{ "x":1}`},
+		{"add appends after last member", `{"a":1}`, []string{"x"}, `true`, `{"a":1,"x":true}`},
+		{"creates missing path", `{"params":{"update":{"k":1}}}`, []string{"params", "update", "_meta", "acp-normalize"}, `{"v":1}`, `{"params":{"update":{"k":1,"_meta":{"acp-normalize":{"v":1}}}}}`},
+		{"merges into existing _meta", `{"_meta":{"claudeCode":{"toolName":"Agent"}}}`, []string{"_meta", "acp-normalize"}, `{}`, `{"_meta":{"claudeCode":{"toolName":"Agent"},"acp-normalize":{}}}`},
+		{"replaces own key", `{"_meta":{"acp-normalize":{"old":1},"z":2}}`, []string{"_meta", "acp-normalize"}, `{"new":2}`, `{"_meta":{"acp-normalize":{"new":2},"z":2}}`},
+		{"last duplicate is replaced", `{"a":1,"a":2}`, []string{"a"}, `3`, `{"a":1,"a":3}`},
+		{"escaped key matches", `{"\u0061":1}`, []string{"a"}, `3`, `{"\u0061":3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Set([]byte(tt.obj), []byte(tt.value), tt.path...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("Set = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := Set([]byte(`{"a":1}`), []byte(`1`), "a", "b"); err == nil {
+		t.Fatal("Set through a number succeeded")
+	}
+	if _, err := Set([]byte(`[1]`), []byte(`1`), "a"); err == nil {
+		t.Fatal("Set on an array succeeded")
+	}
+}
+
+func TestDelete(t *testing.T) {
+	tests := []struct {
+		name, obj string
+		path      []string
+		want      string
+	}{
+		{"only member", `{"a":1}`, []string{"a"}, `{}`},
+		{"first of two", `{"a":1, "b":2}`, []string{"a"}, `{"b":2}`},
+		{"last of two", `{"a":1, "b":2}`, []string{"b"}, `{"a":1}`},
+		{"middle", `{"a":1,"b":2,"c":3}`, []string{"b"}, `{"a":1,"c":3}`},
+		{"nested", `{"u":{"status":"x","t":1}}`, []string{"u", "status"}, `{"u":{"t":1}}`},
+		{"absent is unchanged", `{"a":1}`, []string{"z"}, `{"a":1}`},
+		{"duplicates all removed", `{"a":1,"b":2,"a":3}`, []string{"a"}, `{"b":2}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Delete([]byte(tt.obj), tt.path...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("Delete = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFrameBuilders(t *testing.T) {
+	res, err := Result([]byte(`-3`), map[string]any{"html": "<a>&"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res) != `{"jsonrpc":"2.0","id":-3,"result":{"html":"<a>&"}}` {
+		t.Fatalf("Result = %s", res)
+	}
+	if got := ErrorResponse([]byte(`"x"`), jsonrpc2.CodeMethodNotFound, "method not found"); string(got) != `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"method not found"}}` {
+		t.Fatalf("ErrorResponse = %s", got)
+	}
+	n, err := Notification("session/update", json.RawMessage(`{"a":1}`))
+	if err != nil || string(n) != `{"jsonrpc":"2.0","method":"session/update","params":{"a":1}}` {
+		t.Fatalf("Notification = %s, %v", n, err)
+	}
+	id, _ := ProxyID(7).MarshalJSON()
+	r, err := RequestFrame(id, "session/request_permission", nil)
+	if err != nil || string(r) != `{"jsonrpc":"2.0","id":"acp-normalize:7","method":"session/request_permission"}` {
+		t.Fatalf("RequestFrame = %s, %v", r, err)
+	}
+	if env := pipe.Peek(r); env.Kind != pipe.Request {
+		t.Fatalf("request frame peeks as %v", env.Kind)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Module{Name: "m", Doc: "d", Triggers: []string{"x"}, New: func(Env) Rewriter { return nil }}
+	if err := Validate([]Module{ok}); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		name string
+		mods []Module
+	}{
+		{"bad name", []Module{{Name: "Bad Name", Doc: "d", Triggers: []string{"x"}, New: ok.New}}},
+		{"duplicate", []Module{ok, ok}},
+		{"no doc", []Module{{Name: "m", Triggers: []string{"x"}, New: ok.New}}},
+		{"no triggers", []Module{{Name: "m", Doc: "d", New: ok.New}}},
+		{"empty trigger", []Module{{Name: "m", Doc: "d", Triggers: []string{""}, New: ok.New}}},
+		{"no constructor", []Module{{Name: "m", Doc: "d", Triggers: []string{"x"}}}},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			if Validate(tt.mods) == nil {
+				t.Fatal("Validate accepted it")
+			}
+		})
+	}
+}
+
+// FuzzSet checks that Set produces valid JSON in which the path holds the
+// value and every other top-level member is unchanged.
+func FuzzSet(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":1},"c":"<>"}`), "a", "b", []byte(`{"x":[1]}`))
+	f.Add([]byte(`{}`), "_meta", "acp-normalize", []byte(`"s"`))
+	f.Fuzz(func(t *testing.T, obj []byte, k1, k2 string, value []byte) {
+		var before map[string]any
+		if json.Unmarshal(obj, &before) != nil || !json.Valid(value) || !plain(obj) ||
+			!utf8.ValidString(k1) || !utf8.ValidString(k2) {
+			return
+		}
+		out, err := Set(obj, value, k1, k2)
+		if err != nil {
+			return // e.g. k1 holds a non-object
+		}
+		var after map[string]any
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("Set made invalid JSON: %s", out)
+		}
+		var want any
+		_ = json.Unmarshal(value, &want)
+		inner, _ := after[k1].(map[string]any)
+		if !reflect.DeepEqual(inner[k2], want) {
+			t.Fatalf("path holds %v, want %v", inner[k2], want)
+		}
+		for k, v := range before {
+			if k != k1 && !reflect.DeepEqual(after[k], v) {
+				t.Fatalf("member %q changed", k)
+			}
+		}
+	})
+}
+
+// plain reports whether obj has no duplicate or escaped keys at any level
+// Set walks (the top level and one below).
+func plain(obj []byte) bool {
+	ok := true
+	seen := map[string]bool{}
+	_ = pipe.Members(obj, func(m pipe.Member) bool {
+		for _, c := range m.Key {
+			if c == '\\' {
+				ok = false
+			}
+		}
+		if seen[string(m.Key)] {
+			ok = false
+		}
+		seen[string(m.Key)] = true
+		if pipe.FirstByte(m.Value) == '{' && !plainOne(m.Value) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+func plainOne(obj []byte) bool {
+	ok := true
+	seen := map[string]bool{}
+	_ = pipe.Members(obj, func(m pipe.Member) bool {
+		for _, c := range m.Key {
+			if c == '\\' {
+				ok = false
+			}
+		}
+		if seen[string(m.Key)] {
+			ok = false
+		}
+		seen[string(m.Key)] = true
+		return ok
+	})
+	return ok
+}
