@@ -1,0 +1,51 @@
+# acp-normalize — see README.md. `make test` is what CI runs.
+GO        ?= go
+BIN       ?= bin/acp-normalize
+FUZZTIME  ?= 30s
+BENCHTIME ?= 2s
+# Editors run on these: the module must build for all of them.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+.PHONY: build install test lint cross fuzz bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/acp-normalize
+
+install:
+	$(GO) install ./cmd/acp-normalize
+
+## test: format and vet checks, the cross-platform build, then every test with the race detector.
+test: lint cross
+	$(GO) test -race -count=1 ./...
+
+## lint: gofmt and go vet (what a clean CI machine has without downloads).
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## cross: build and vet (tests included) for every platform editors run on.
+cross:
+	@for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		echo "cross: $$os/$$arch"; \
+		GOOS=$$os GOARCH=$$arch $(GO) build ./... || exit 1; \
+		GOOS=$$os GOARCH=$$arch $(GO) vet ./... || exit 1; \
+	done
+
+## fuzz: run every native fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz: $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+## bench: Go benchmarks of the relay path, and the process-level harness
+## that runs `cat` and `acp-normalize -- cat` in the same run.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./cmd/acp-normalize
+
+clean:
+	rm -rf bin

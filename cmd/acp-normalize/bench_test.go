@@ -1,0 +1,105 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// benchTraffic is agent output: message chunks with a tool call every 50
+// frames.
+func benchTraffic(frames int) []byte {
+	var buf bytes.Buffer
+	for i := range frames {
+		switch i % 50 {
+		case 0:
+			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"tool_%d","title":"Read file","kind":"read","status":"pending","rawInput":{"path":"/src/main.go"}}}}`+"\n", i)
+		default:
+			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk %d of the answer, with \"quotes\" and <tags> & more text to make it realistic"}}}}`+"\n", i)
+		}
+	}
+	return buf.Bytes()
+}
+
+// relayCommands are the two relays compared in one run: plain cat, and
+// cat behind acp-normalize with every module on.
+func relayCommands(args ...string) map[string][]string {
+	return map[string][]string{
+		"cat":           append([]string{"cat"}, args...),
+		"acp-normalize": append([]string{proxyBinary, "--log-level", "error", "--", "cat"}, args...),
+	}
+}
+
+// BenchmarkProcessThroughput: an agent (cat of a file) streams 100k
+// frames; how fast do they reach the client, with and without the proxy?
+func BenchmarkProcessThroughput(b *testing.B) {
+	const frames = 100_000
+	traffic := benchTraffic(frames)
+	file := filepath.Join(b.TempDir(), "traffic.jsonl")
+	if err := os.WriteFile(file, traffic, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"cat", "acp-normalize"} {
+		argv := relayCommands(file)[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(traffic)))
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(argv[0], argv[1:]...)
+				out, err := cmd.StdoutPipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, out)
+				if err != nil || n != int64(len(traffic)) {
+					b.Fatalf("relayed %d of %d bytes: %v", n, len(traffic), err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(frames)*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
+
+// BenchmarkProcessRoundTrip: one frame at a time, written and read back
+// through cat, with and without the proxy (which the frame then crosses
+// twice): the latency the flush-when-idle writer must keep low.
+func BenchmarkProcessRoundTrip(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ping"}}}}` + "\n")
+	for _, name := range []string{"cat", "acp-normalize"} {
+		argv := relayCommands()[name]
+		b.Run(name, func(b *testing.B) {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			in, _ := cmd.StdinPipe()
+			outPipe, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			out := bufio.NewReader(outPipe)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := in.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				line, err := out.ReadBytes('\n')
+				if err != nil || !bytes.Equal(line, frame) {
+					b.Fatalf("echo %q: %v", line, err)
+				}
+			}
+			b.StopTimer()
+			in.Close()
+			_ = cmd.Wait()
+		})
+	}
+}

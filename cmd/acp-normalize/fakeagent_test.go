@@ -1,0 +1,117 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The test binary doubles as a scripted fake agent: TestMain runs
+// fakeAgent when ACPN_FAKE_AGENT names a script file. Script lines:
+//
+//	out <raw frame>        write the line to stdout
+//	outfile <path>         write the file's bytes to stdout as they are
+//	err <text>             write a line to stderr
+//	wait <substring>       read stdin until a line contains substring
+//	echo                   copy every remaining stdin line to stdout; at EOF go on
+//	interleave             like echo, but write {"method":"n","params":{"i":K}} before each
+//	ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
+//	spawn <pidfile>        start a grandchild (sleep) and write both pids to pidfile
+//	sleep <duration>       sleep
+//	kill-self <signal>     end by a signal (TERM, KILL)
+//	exit <code>            exit with code
+//
+// At the end of the script it exits 0.
+func fakeAgent(script string) int {
+	data, err := os.ReadFile(script)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake agent:", err)
+		return 99
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	defer out.Flush()
+	for _, line := range strings.Split(string(data), "\n") {
+		cmd, arg, _ := strings.Cut(line, " ")
+		switch cmd {
+		case "":
+		case "out":
+			out.WriteString(arg + "\n")
+			out.Flush()
+		case "outfile":
+			b, err := os.ReadFile(arg)
+			if err != nil {
+				return 98
+			}
+			out.Write(b)
+			out.Flush()
+		case "err":
+			fmt.Fprintln(os.Stderr, arg)
+		case "wait":
+			for {
+				l, err := in.ReadString('\n')
+				if strings.Contains(l, arg) {
+					break
+				}
+				if err != nil {
+					return 97
+				}
+			}
+		case "echo", "interleave":
+			k := 0
+			for {
+				l, err := in.ReadString('\n')
+				if l != "" {
+					if cmd == "interleave" {
+						fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`+"\n", k)
+						k++
+					}
+					out.WriteString(l)
+					if in.Buffered() == 0 {
+						out.Flush()
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			out.Flush()
+		case "ignore-term":
+			signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		case "spawn":
+			child := exec.Command("sleep", "300")
+			if err := child.Start(); err != nil {
+				return 96
+			}
+			pids := fmt.Sprintf("%d %d\n", os.Getpid(), child.Process.Pid)
+			if err := os.WriteFile(arg, []byte(pids), 0o600); err != nil {
+				return 95
+			}
+		case "sleep":
+			d, _ := time.ParseDuration(arg)
+			time.Sleep(d)
+		case "kill-self":
+			out.Flush()
+			sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[arg]
+			signal.Reset(sig)
+			_ = syscall.Kill(os.Getpid(), sig)
+			time.Sleep(10 * time.Second)
+		case "exit":
+			out.Flush()
+			code, _ := strconv.Atoi(arg)
+			return code
+		default:
+			fmt.Fprintln(os.Stderr, "fake agent: unknown script line:", line)
+			return 94
+		}
+	}
+	return 0
+}

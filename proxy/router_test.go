@@ -1,0 +1,296 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// testModule exercises every kind of verdict, keyed by method name.
+type testModule struct{ log *slog.Logger }
+
+func newTestModule() rewrite.Module {
+	return rewrite.Module{
+		Name:     "test",
+		Doc:      "exercises verdicts in router tests",
+		Triggers: []string{`"test/`},
+		New:      func(env rewrite.Env) rewrite.Rewriter { return &testModule{log: env.Logger} },
+	}
+}
+
+func (m *testModule) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	switch f.Method() {
+	case "test/replace":
+		out, err := rewrite.Set(f.Raw, []byte(`"replaced"`), "params", "x")
+		if err != nil {
+			return v, err
+		}
+		v.Replace(out)
+	case "test/drop":
+		v.DropFrame()
+	case "test/reply":
+		v.DropFrame()
+		res, _ := rewrite.Result(f.ID(), map[string]any{})
+		v.Send(f.From, res)
+	case "test/emit":
+		n, _ := rewrite.Notification("test/emitted", map[string]int{"n": 1})
+		v.Send(f.From.Other(), n)
+		n2, _ := rewrite.Notification("test/emitted", map[string]int{"n": 2})
+		v.Send(f.From.Other(), n2)
+	case "test/ask":
+		v.DropFrame()
+		v.SendRequest(f.From.Other(), "test/question", []byte(`{"q":1}`), append([]byte(nil), f.ID()...))
+	case "test/error":
+		return v, rewrite.RuleErrorf("X1", "bad %s", "input")
+	case "test/panic":
+		panic("boom")
+	}
+	return v, nil
+}
+
+func (m *testModule) HandleResponse(cookie any, f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	answer, _ := f.Lookup("result")
+	res, err := rewrite.Result(cookie.([]byte), answer)
+	if err != nil {
+		return v, err
+	}
+	v.Send(pipe.Agent, res)
+	return v, nil
+}
+
+func (m *testModule) Close(unanswered []any) rewrite.Verdict {
+	var v rewrite.Verdict
+	for _, c := range unanswered {
+		res, _ := rewrite.Result(c.([]byte), []byte(`{"outcome":"cancelled"}`))
+		v.Send(pipe.Agent, res)
+	}
+	return v
+}
+
+type step struct {
+	from  pipe.Side
+	frame string
+	want  []string // "to op frame"
+}
+
+func fmtOut(o Out) string {
+	op := o.Op
+	if op == "" {
+		op = "forward"
+	}
+	return fmt.Sprintf("%s %s %s", o.To, op, o.Frame)
+}
+
+func runSteps(t *testing.T, r *Router, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		outs := r.Handle(s.from, []byte(s.frame), nil)
+		var got []string
+		for _, o := range outs {
+			got = append(got, fmtOut(o))
+		}
+		if strings.Join(got, "\n") != strings.Join(s.want, "\n") {
+			t.Fatalf("step %d (%s %s):\n got %q\nwant %q", i, s.from, s.frame, got, s.want)
+		}
+	}
+}
+
+func newTestRouter(t *testing.T, logs *bytes.Buffer, capture *pipe.CaptureWriter) *Router {
+	t.Helper()
+	var h slog.Handler = slog.DiscardHandler
+	if logs != nil {
+		h = slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
+	r, err := NewRouter(RouterConfig{
+		Modules: []rewrite.Module{newTestModule()},
+		Logger:  slog.New(h),
+		Version: "9.9.9",
+		Capture: capture,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+const (
+	C = pipe.Client
+	A = pipe.Agent
+)
+
+func TestRouterVerdicts(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"P1 untouched frames are forwarded as the same bytes", []step{
+			{A, `{"jsonrpc":"2.0","method":"session/update","params":{"text":"<&> \u00e9"}}`, []string{`client forward {"jsonrpc":"2.0","method":"session/update","params":{"text":"<&> \u00e9"}}`}},
+			{C, `{ "id" : -1 , "method":"x" }`, []string{`agent forward { "id" : -1 , "method":"x" }`}},
+			{A, `[{"id":1,"method":"batch"}]`, []string{`client forward [{"id":1,"method":"batch"}]`}},
+		}},
+		{"replace", []step{
+			{A, `{"method":"test/replace","params":{"x":1,"y":"<>"}}`, []string{`client replace {"method":"test/replace","params":{"x":"replaced","y":"<>"}}`}},
+		}},
+		{"drop", []step{
+			{A, `{"method":"test/drop"}`, nil},
+		}},
+		{"reply goes back to the sender", []step{
+			{A, `{"id":0,"method":"test/reply"}`, []string{`agent reply {"jsonrpc":"2.0","id":0,"result":{}}`}},
+		}},
+		{"P2 emits follow the frame in order", []step{
+			{A, `{"method":"test/emit"}`, []string{
+				`client forward {"method":"test/emit"}`,
+				`client emit {"jsonrpc":"2.0","method":"test/emitted","params":{"n":1}}`,
+				`client emit {"jsonrpc":"2.0","method":"test/emitted","params":{"n":2}}`,
+			}},
+		}},
+		{"C12 proxy requests get proxy ids and their responses are consumed", []step{
+			{A, `{"id":5,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:1","method":"test/question","params":{"q":1}}`}},
+			{A, `{"id":6,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:2","method":"test/question","params":{"q":1}}`}},
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:2","result":{"a":2}}`, []string{`agent emit {"jsonrpc":"2.0","id":6,"result":{"a":2}}`}},
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
+			// A second response to the same id is not the proxy's any more.
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`}},
+		}},
+		{"P5 a failing rule forwards the original", []step{
+			{A, `{"id":1,"method":"test/error","params":{}}`, []string{`client forward {"id":1,"method":"test/error","params":{}}`}},
+			{A, `{"id":2,"method":"test/panic"}`, []string{`client forward {"id":2,"method":"test/panic"}`}},
+		}},
+		{"M initialize response advertises the proxy", []step{
+			{C, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`}},
+			{A, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[]}}`, []string{
+				`client replace {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"_meta":{"acp-normalize":{"modules":["test"],"version":"9.9.9"}}},"authMethods":[]}}`}},
+			// Only the response to initialize.
+			{C, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`}},
+			{A, `{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{}}}`, []string{`client forward {"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{}}}`}},
+		}},
+		{"M initialize error is untouched", []step{
+			{C, `{"id":"i","method":"initialize"}`, []string{`agent forward {"id":"i","method":"initialize"}`}},
+			{A, `{"id":"i","error":{"code":-32000,"message":"auth"}}`, []string{`client forward {"id":"i","error":{"code":-32000,"message":"auth"}}`}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runSteps(t, newTestRouter(t, nil, nil), tt.steps)
+		})
+	}
+}
+
+func TestRouterFailOpenLogsOnce(t *testing.T) {
+	var logs bytes.Buffer
+	r := newTestRouter(t, &logs, nil)
+	for range 3 {
+		r.Handle(A, []byte(`{"id":7,"method":"test/error"}`), nil)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Fatalf("want 1 warning, got %d:\n%s", n, out)
+	}
+	for _, want := range []string{"rule=X1", "method=test/error", "id=7", "module=test"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRouterAgentGone(t *testing.T) {
+	// F6: client requests still unanswered get -32603 when the agent dies.
+	r := newTestRouter(t, nil, nil)
+	runSteps(t, r, []step{
+		{C, `{"id":1,"method":"session/prompt"}`, []string{`agent forward {"id":1,"method":"session/prompt"}`}},
+		{C, `{"id":"b","method":"session/new"}`, []string{`agent forward {"id":"b","method":"session/new"}`}},
+		{C, `{"method":"session/cancel"}`, []string{`agent forward {"method":"session/cancel"}`}},
+		{A, `{"id":"b","result":{}}`, []string{`client forward {"id":"b","result":{}}`}},
+	})
+	if r.Pending() != 1 {
+		t.Fatalf("pending = %d", r.Pending())
+	}
+	outs := r.AgentGone(nil)
+	if len(outs) != 1 || fmtOut(outs[0]) != `client reply {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}` {
+		t.Fatalf("AgentGone = %v", outs)
+	}
+	if len(r.AgentGone(nil)) != 0 {
+		t.Fatal("AgentGone answered twice")
+	}
+}
+
+func TestRouterClientGone(t *testing.T) {
+	// C12: unanswered proxy requests reach the module's Close once.
+	r := newTestRouter(t, nil, nil)
+	r.Handle(A, []byte(`{"id":3,"method":"test/ask"}`), nil)
+	outs := r.ClientGone(nil)
+	if len(outs) != 1 || fmtOut(outs[0]) != `agent emit {"jsonrpc":"2.0","id":3,"result":{"outcome":"cancelled"}}` {
+		t.Fatalf("ClientGone = %v", outs)
+	}
+	if len(r.ClientGone(nil)) != 0 {
+		t.Fatal("ClientGone ran twice")
+	}
+}
+
+func TestRouterNonJSON(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		policy NonJSONPolicy
+		want   int
+	}{{"F2 dropped by default", DropNonJSON, 0}, {"F2 forwarded on request", ForwardNonJSON, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			r, err := NewRouter(RouterConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil)), NonJSON: tt.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := r.Handle(A, []byte("Using worktree: /tmp/w"), nil)
+			if len(outs) != tt.want {
+				t.Fatalf("outs = %v", outs)
+			}
+			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "Using worktree") {
+				t.Fatalf("no warning: %s", logs.String())
+			}
+		})
+	}
+}
+
+func TestRouterRecording(t *testing.T) {
+	// R1: inputs and every output that differs from forwarding.
+	var buf bytes.Buffer
+	cw := pipe.NewCaptureWriter(&buf, false)
+	r := newTestRouter(t, nil, cw)
+	r.Handle(A, []byte(`{"id":0,"method":"test/reply"}`), nil)
+	r.Handle(A, []byte(`{"method":"session/update","params":{}}`), nil)
+	r.Handle(A, []byte(`not json`), nil)
+	_ = cw.Flush()
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		// Drop the timestamps.
+		i := strings.Index(l, `,"ts":"`)
+		j := strings.Index(l[i+7:], `"`)
+		lines = append(lines, l[:i]+l[i+7+j+1:])
+	}
+	want := []string{
+		`{"seq":1,"from":"agent","frame":{"id":0,"method":"test/reply"}}`,
+		`{"seq":2,"re":1,"op":"drop","to":"client"}`,
+		`{"seq":3,"re":1,"op":"reply","to":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{}}}`,
+		`{"seq":4,"from":"agent","frame":{"method":"session/update","params":{}}}`,
+		`{"seq":5,"from":"agent","text":"not json"}`,
+		`{"seq":6,"re":5,"op":"drop","to":"client"}`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("capture:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestRouterPassthroughDoesNotAllocate(t *testing.T) {
+	r := newTestRouter(t, nil, nil)
+	chunk := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}`)
+	dst := make([]Out, 0, 4)
+	if n := testing.AllocsPerRun(1000, func() { dst = r.Handle(A, chunk, dst[:0]) }); n != 0 {
+		t.Fatalf("passthrough allocates %v times per frame", n)
+	}
+}
