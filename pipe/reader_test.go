@@ -178,3 +178,31 @@ func FuzzRelayIdentity(f *testing.F) {
 		}
 	})
 }
+
+func TestWriterFramesStayContiguous(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 500 {
+				a := []byte(strings.Repeat(string(rune('a'+g)), 100+i))
+				_ = w.WriteFrames([][]byte{a, a}, i%7 == 0)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	_ = w.Flush()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 4*500*2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i := 0; i < len(lines); i += 2 {
+		if lines[i] != lines[i+1] {
+			t.Fatalf("a pair of frames was split at line %d", i)
+		}
+	}
+}

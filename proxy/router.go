@@ -92,7 +92,6 @@ type Router struct {
 	proxyReqs map[string]proxyRequest // by proxy id string
 	pending   map[string]struct{}     // raw ids of client requests the agent has not answered
 	initIDs   map[string]struct{}     // raw ids of client initialize requests
-	nonJSON   [3]bool                 // a non-JSON line was already logged at warn, per side
 	closed    bool
 }
 
@@ -344,23 +343,15 @@ func (r *Router) failOpen(m *attached, f *rewrite.Frame, err error) {
 }
 
 func (r *Router) handleNonJSON(from pipe.Side, raw []byte, seq int64, dst []Out) []Out {
-	r.mu.Lock()
-	first := !r.nonJSON[from]
-	r.nonJSON[from] = true
-	r.mu.Unlock()
 	text := raw
 	if len(text) > 200 {
 		text = text[:200]
-	}
-	level := slog.LevelWarn
-	if !first {
-		level = slog.LevelDebug
 	}
 	action := "dropped (--non-json=forward relays it)"
 	if r.cfg.NonJSON == ForwardNonJSON {
 		action = "forwarded"
 	}
-	r.log.Log(context.Background(), level, "non-JSON line "+action, "rule", "F2", "from", from.String(), "line", string(text), "bytes", len(raw))
+	r.log.Warn("non-JSON line "+action, "rule", "F2", "from", from.String(), "line", string(text), "bytes", len(raw))
 	if r.cfg.NonJSON == ForwardNonJSON {
 		return append(dst, Out{To: from.Other(), Frame: raw, Re: seq})
 	}

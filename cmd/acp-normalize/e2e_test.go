@@ -72,7 +72,9 @@ func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{}, flags...), "--", self, "-test.run=^$")
+	// A generous default grace: on a loaded machine a fake agent may need
+	// seconds to drain its input after EOF. Tests of F5 pass their own.
+	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--", self, "-test.run=^$")
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), "ACPN_FAKE_AGENT="+scriptPath, "NO_COLOR=1"), extraEnv...)
 	stdin, err := cmd.StdinPipe()

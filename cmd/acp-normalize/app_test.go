@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+func TestSplitAgentArgv(t *testing.T) {
+	app := newApp(streams{})
+	app.Commands = append(app.Commands, cliCommandNamed("replay"))
+	tests := []struct {
+		name     string
+		args     []string
+		cli      []string
+		agent    []string
+		hasAgent bool
+	}{
+		{"agent after --", []string{"p", "--log-level", "debug", "--", "cursor-agent", "acp"}, []string{"p", "--log-level", "debug"}, []string{"cursor-agent", "acp"}, true},
+		{"subcommand name after -- is the agent", []string{"p", "--", "replay", "x"}, []string{"p"}, []string{"replay", "x"}, true},
+		{"agent's own -- kept", []string{"p", "--", "a", "--", "b"}, []string{"p"}, []string{"a", "--", "b"}, true},
+		{"agent flags kept", []string{"p", "--", "a", "--version"}, []string{"p"}, []string{"a", "--version"}, true},
+		{"subcommand before -- keeps its args", []string{"p", "replay", "--", "-file"}, []string{"p", "replay", "--", "-file"}, nil, false},
+		{"no --", []string{"p", "cursor-agent", "acp"}, []string{"p", "cursor-agent", "acp"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cli, agent, ok := splitAgentArgv(tt.args, app)
+			if !slices.Equal(cli, tt.cli) || !slices.Equal(agent, tt.agent) || ok != tt.hasAgent {
+				t.Fatalf("split = %q %q %v; want %q %q %v", cli, agent, ok, tt.cli, tt.agent, tt.hasAgent)
+			}
+		})
+	}
+}
+
+func TestSelectModules(t *testing.T) {
+	mk := func(name string) rewrite.Module {
+		return rewrite.Module{Name: name, Doc: "d", Triggers: []string{"x"}, New: func(rewrite.Env) rewrite.Rewriter { return nil }}
+	}
+	all := []rewrite.Module{mk("cursor"), mk("claude")}
+	tests := []struct {
+		spec string
+		want []string
+		bad  bool
+	}{
+		{"all", []string{"cursor", "claude"}, false},
+		{"", []string{"cursor", "claude"}, false},
+		{"none", nil, false},
+		{"claude", []string{"claude"}, false},
+		{" claude , cursor ,claude", []string{"claude", "cursor"}, false},
+		{"gemini", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			got, err := selectModules(all, tt.spec)
+			if (err != nil) != tt.bad {
+				t.Fatalf("err = %v", err)
+			}
+			var names []string
+			for _, m := range got {
+				names = append(names, m.Name)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Fatalf("modules = %v, want %v", names, tt.want)
+			}
+		})
+	}
+}
+
+func TestModuleListIsValid(t *testing.T) {
+	if err := rewrite.Validate(allModules(moduleOptions{})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUseColor(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	if useColor(&bytes.Buffer{}, env(nil)) {
+		t.Fatal("colour on a buffer")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if useColor(f, env(nil)) {
+		t.Fatal("colour on a regular file")
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no terminal to test the TTY case")
+	}
+	defer tty.Close()
+	if !useColor(tty, env(nil)) {
+		t.Fatal("no colour on a terminal")
+	}
+	if useColor(tty, env(map[string]string{"NO_COLOR": "1"})) || useColor(tty, env(map[string]string{"TERM": "dumb"})) {
+		t.Fatal("colour despite NO_COLOR or TERM=dumb")
+	}
+}
