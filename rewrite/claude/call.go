@@ -256,13 +256,17 @@ func (c *call) background() *bool {
 // resultText is the subagent's result (L3). When the subagent handed back
 // a report, toolResponse.content only says where the report went ("...
 // delivered to you as a message ... not repeated here", adapter 0.101.0),
-// so the report wins over it.
+// so the report wins over it. The completed frame of a background launch
+// only acknowledges the launch ("Async agent launched successfully"): that
+// is no result, so it is not used.
 func (c *call) resultText() *string {
 	switch {
 	case c.handbackText != nil:
 		return c.handbackText
 	case c.trContentText != nil:
 		return c.trContentText
+	case c.asyncLaunched():
+		return nil
 	}
 	return c.completedText
 }

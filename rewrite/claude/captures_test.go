@@ -71,9 +71,7 @@ var captureCases = []captureCase{
 				"vendor": "claude", "toolName": "Agent", "description": "Watch build log",
 				"prompt":       "[subtask-marker] Watch the build log and report the first error.",
 				"subagentType": "general-purpose", "agentId": "a5e0c1d2b3a49f8e7", "background": true,
-				"status": "launched",
-				"resultText": "Async agent launched successfully.\nagentId: a5e0c1d2b3a49f8e7 (internal ID - do not mention to user. Use SendMessage with to: 'a5e0c1d2b3a49f8e7' to continue this agent.)\n" +
-					"The agent is working in the background. You will be notified automatically when it completes.\noutput_file: /tmp/hw/agents/a5e0c1d2b3a49f8e7.output",
+				"status":     "launched",
 				"outputFile": "/tmp/hw/agents/a5e0c1d2b3a49f8e7.output",
 				"raw":        map[string]any{"toolResponseStatus": "async_launched"},
 			},
