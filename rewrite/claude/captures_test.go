@@ -98,9 +98,9 @@ var captureCases = []captureCase{
 // claude module and checks it against its golden output and the rules:
 //
 //   - every output line is JSON;
-//   - P1/L5: a frame without "claudeCode" leaves exactly as it would with
-//     no module, and a changed frame differs from that only by the
-//     "acp-normalize" member of the _meta it describes;
+//   - P1/L5: a frame without "claudeCode" leaves byte for byte as it came
+//     in, and a changed frame differs from what a module-less run writes
+//     only by the "acp-normalize" member of the _meta it describes;
 //   - L3: every launch-call frame to the client carries the snapshot, and
 //     the last snapshot of each call is the expected one;
 //   - L4: exactly the frames with parentToolUseId get parentToolCallId,
@@ -161,8 +161,8 @@ func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string
 		t.Fatalf("output %d goes elsewhere with the module", n)
 	}
 	if !bytes.Contains(o.in.Frame, []byte("claudeCode")) {
-		if !bytes.Equal(o.Frame, plain.Frame) {
-			t.Errorf("output %d: a frame without claudeCode was changed:\n%s\n%s", n, plain.Frame, o.Frame)
+		if !bytes.Equal(o.Frame, o.in.Frame) || !bytes.Equal(o.Frame, plain.Frame) || o.Op != "" {
+			t.Errorf("output %d: a frame without claudeCode was changed:\n%s\n%s", n, o.in.Frame, o.Frame)
 		}
 		return
 	}

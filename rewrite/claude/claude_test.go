@@ -179,3 +179,22 @@ func TestFailOpenLogged(t *testing.T) {
 		t.Errorf("%d warn logs naming rule L4, want 1", n)
 	}
 }
+
+// BenchmarkSubagentChunk measures the cost of the module on the frames it
+// claims most often in flat mode: a subagent's chunk, which gets
+// parentToolCallId.
+func BenchmarkSubagentChunk(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"e4e985fb-6247-4e2e-9356-70fcd4544120","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` +
+		strings.Repeat("streamed text ", 20) + `"},"_meta":{"claudeCode":{"parentToolUseId":"toolu_01Fake000004"}},"messageId":"msg_01Fake000008"}}}`)
+	rw := claude.Module(claude.Config{}).New(rewrite.Env{})
+	f := rewrite.NewFrame(pipe.Agent, frame, 1)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		f.Reset(pipe.Agent, frame, 1)
+		v, err := rw.Rewrite(f)
+		if err != nil || v.Frame == nil {
+			b.Fatalf("not annotated: %v", err)
+		}
+	}
+}
