@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 )
 
 // moduleOptions are the vendor modules' command-line options.
@@ -13,7 +14,9 @@ type moduleOptions struct{}
 // allModules is the one place that lists the vendor modules, in the order
 // they see each frame.
 func allModules(moduleOptions) []rewrite.Module {
-	return []rewrite.Module{}
+	return []rewrite.Module{
+		claude.Module(claude.Config{}),
+	}
 }
 
 // selectModules picks modules by a --modules value: "all", "none" or a

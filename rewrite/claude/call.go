@@ -1,0 +1,339 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// call is what the frames of one launch call said so far (L2). A field is
+// nil until a frame carried it; a later frame that omits it leaves it.
+type call struct {
+	key      callKey
+	toolName string
+
+	// From rawInput.
+	description, prompt, subagentType, model, effort, name *string
+	runInBackground                                        *bool
+
+	// acpStatus is the furthest ACP status seen: pending, in_progress,
+	// then completed or failed.
+	acpStatus string
+	// completedText is the text content of the status:"completed" frame.
+	completedText *string
+
+	// From _meta.claudeCode.toolResponse.
+	trStatus, agentID, agentType, trSubagentType *string
+	resolvedModel, outputFile                    *string
+	isAsync                                      *bool
+	durationMs, totalTokens, toolUseCount        json.RawMessage
+	trContentText, handbackText                  *string
+
+	// raw keeps vendor values that no label could hold, by snapshot field.
+	raw map[string]json.RawMessage
+}
+
+// statusRank orders ACP tool call statuses so that the snapshot never goes
+// back (P4); 0 for anything else.
+func statusRank(s string) int {
+	switch s {
+	case "pending":
+		return 1
+	case "in_progress":
+		return 2
+	case "completed", "failed":
+		return 3
+	}
+	return 0
+}
+
+// finished reports whether the vendor has ended the call.
+func (c *call) finished() bool { return statusRank(c.acpStatus) == 3 }
+
+// absorb folds one frame's object (a tool_call/tool_call_update update, or
+// a permission request's toolCall) and its _meta.claudeCode into c.
+func (c *call) absorb(obj, cc []byte, isPermission bool) error {
+	if c.toolName == "" {
+		if n, ok := pipe.LookupString(cc, "toolName"); ok {
+			c.toolName = n
+		} else if n, ok := pipe.LookupString(obj, "name"); ok {
+			c.toolName = n
+		}
+	}
+	if in, ok := pipe.Lookup(obj, "rawInput"); ok && pipe.FirstByte(in) == '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(in, &m); err != nil {
+			return rewrite.RuleErrorf("L2", "decoding rawInput: %w", err)
+		}
+		c.text(&c.description, m, "description", "description")
+		c.text(&c.prompt, m, "prompt", "prompt")
+		c.text(&c.subagentType, m, "subagent_type", "subagentType")
+		c.text(&c.model, m, "model", "model")
+		c.text(&c.effort, m, "effort", "effort")
+		c.text(&c.name, m, "name", "name")
+		c.flag(&c.runInBackground, m, "run_in_background", "background")
+	}
+	if isPermission {
+		// A permission request shows the call; its status is not the
+		// call's progress.
+		return c.absorbToolResponse(cc)
+	}
+	if s, ok := pipe.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
+		c.acpStatus = s
+		if s == "completed" {
+			if content, ok := pipe.Lookup(obj, "content"); ok {
+				if t, ok := contentText(content, true); ok {
+					c.completedText = &t
+				}
+			}
+		}
+	}
+	return c.absorbToolResponse(cc)
+}
+
+func (c *call) absorbToolResponse(cc []byte) error {
+	tr, ok := pipe.Lookup(cc, "toolResponse")
+	if !ok || pipe.FirstByte(tr) != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(tr, &m); err != nil {
+		return rewrite.RuleErrorf("L2", "decoding toolResponse: %w", err)
+	}
+	c.text(&c.trStatus, m, "status", "toolResponseStatus")
+	c.text(&c.agentID, m, "agentId", "agentId")
+	c.text(&c.agentType, m, "agentType", "agentType")
+	c.text(&c.trSubagentType, m, "subagentType", "toolResponseSubagentType")
+	c.text(&c.resolvedModel, m, "resolvedModel", "resolvedModel")
+	c.text(&c.outputFile, m, "outputFile", "outputFile")
+	c.flag(&c.isAsync, m, "isAsync", "isAsync")
+	c.number(&c.durationMs, m, "totalDurationMs", "durationMs")
+	c.number(&c.totalTokens, m, "totalTokens", "totalTokens")
+	c.number(&c.toolUseCount, m, "totalToolUseCount", "toolUseCount")
+	if content, ok := m["content"]; ok {
+		if t, ok := contentText(content, false); ok {
+			c.trContentText = &t
+		}
+	}
+	if hr, ok := m["handbackReport"]; ok {
+		if t, ok := pipe.LookupString(hr, "text"); ok {
+			c.handbackText = &t
+		}
+	}
+	return nil
+}
+
+// text sets *dst from the JSON string m[key]; another non-null value is
+// kept in raw under rawKey.
+func (c *call) text(dst **string, m map[string]json.RawMessage, key, rawKey string) {
+	v, ok := m[key]
+	if !ok || string(v) == "null" {
+		return
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		c.keepRaw(rawKey, v)
+		return
+	}
+	*dst = &s
+}
+
+// flag sets *dst from the JSON boolean m[key].
+func (c *call) flag(dst **bool, m map[string]json.RawMessage, key, rawKey string) {
+	v, ok := m[key]
+	if !ok || string(v) == "null" {
+		return
+	}
+	var b bool
+	if json.Unmarshal(v, &b) != nil {
+		c.keepRaw(rawKey, v)
+		return
+	}
+	*dst = &b
+}
+
+// number sets *dst to the JSON number m[key], spelled as the vendor did.
+func (c *call) number(dst *json.RawMessage, m map[string]json.RawMessage, key, rawKey string) {
+	v, ok := m[key]
+	if !ok || string(v) == "null" {
+		return
+	}
+	var n json.Number
+	if json.Unmarshal(v, &n) != nil || len(v) == 0 || v[0] == '"' {
+		c.keepRaw(rawKey, v)
+		return
+	}
+	*dst = append(json.RawMessage(nil), v...)
+}
+
+func (c *call) keepRaw(key string, v json.RawMessage) {
+	if c.raw == nil {
+		c.raw = make(map[string]json.RawMessage)
+	}
+	c.raw[key] = append(json.RawMessage(nil), v...)
+}
+
+// contentText joins the texts of a content array: ACP tool call content
+// ({"type":"content","content":{"type":"text","text":...}}) when wrapped,
+// plain content blocks ({"type":"text","text":...}) otherwise.
+func contentText(arr []byte, wrapped bool) (string, bool) {
+	var parts []string
+	_ = pipe.Elements(arr, func(el []byte) bool {
+		block := el
+		if wrapped {
+			if t, _ := pipe.LookupString(el, "type"); t != "content" {
+				return true
+			}
+			var ok bool
+			if block, ok = pipe.Lookup(el, "content"); !ok {
+				return true
+			}
+		}
+		if t, _ := pipe.LookupString(block, "type"); t != "text" {
+			return true
+		}
+		if s, ok := pipe.LookupString(block, "text"); ok {
+			parts = append(parts, s)
+		}
+		return true
+	})
+	if len(parts) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 && !strings.HasSuffix(parts[i-1], "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+	}
+	return b.String(), true
+}
+
+// asyncLaunched reports whether the toolResponse said the agent was
+// launched in the background.
+func (c *call) asyncLaunched() bool {
+	return (c.trStatus != nil && *c.trStatus == "async_launched") || (c.isAsync != nil && *c.isAsync)
+}
+
+// status maps what the vendor said to the rule-M status (L3), whatever the
+// order of the result frame and the toolResponse frame.
+func (c *call) status() string {
+	switch {
+	case c.asyncLaunched():
+		return "launched"
+	case c.acpStatus == "failed":
+		return "failed"
+	case c.acpStatus == "completed", c.trStatus != nil && *c.trStatus == "completed":
+		return "completed"
+	case c.acpStatus == "in_progress":
+		return "running"
+	case c.acpStatus == "pending":
+		return "pending"
+	}
+	return ""
+}
+
+// background is true for a reported async launch, false when the vendor
+// said the agent runs in the foreground, unknown (nil) otherwise: the SDK
+// runs agents in the background by default, so a missing
+// run_in_background says nothing.
+func (c *call) background() *bool {
+	t, f := true, false
+	switch {
+	case c.asyncLaunched():
+		return &t
+	case c.isAsync != nil && !*c.isAsync:
+		return &f
+	}
+	return c.runInBackground
+}
+
+// resultText is the subagent's result (L3). When the subagent handed back
+// a report, toolResponse.content only says where the report went ("...
+// delivered to you as a message ... not repeated here", adapter 0.101.0),
+// so the report wins over it. The completed frame of a background launch
+// only acknowledges the launch ("Async agent launched successfully"): that
+// is no result, so it is not used.
+func (c *call) resultText() *string {
+	switch {
+	case c.handbackText != nil:
+		return c.handbackText
+	case c.trContentText != nil:
+		return c.trContentText
+	case c.asyncLaunched():
+		return nil
+	}
+	return c.completedText
+}
+
+// snapshotJSON is the rule-M object, in the contract's field order.
+type snapshotJSON struct {
+	Vendor        string                     `json:"vendor"`
+	ToolName      string                     `json:"toolName,omitempty"`
+	Description   *string                    `json:"description,omitempty"`
+	Prompt        *string                    `json:"prompt,omitempty"`
+	SubagentType  *string                    `json:"subagentType,omitempty"`
+	Model         *string                    `json:"model,omitempty"`
+	AgentID       *string                    `json:"agentId,omitempty"`
+	Background    *bool                      `json:"background,omitempty"`
+	Status        string                     `json:"status,omitempty"`
+	DurationMs    json.RawMessage            `json:"durationMs,omitempty"`
+	ResultText    *string                    `json:"resultText,omitempty"`
+	TotalTokens   json.RawMessage            `json:"totalTokens,omitempty"`
+	ToolUseCount  json.RawMessage            `json:"toolUseCount,omitempty"`
+	OutputFile    *string                    `json:"outputFile,omitempty"`
+	ResolvedModel *string                    `json:"resolvedModel,omitempty"`
+	Effort        *string                    `json:"effort,omitempty"`
+	Name          *string                    `json:"name,omitempty"`
+	Raw           map[string]json.RawMessage `json:"raw,omitempty"`
+}
+
+// snapshot returns the current rule-M snapshot as JSON (L3).
+func (c *call) snapshot() ([]byte, error) {
+	s := snapshotJSON{
+		Vendor:        Name,
+		ToolName:      c.toolName,
+		Description:   c.description,
+		Prompt:        c.prompt,
+		SubagentType:  c.subagentType,
+		Model:         c.model,
+		AgentID:       c.agentID,
+		Background:    c.background(),
+		Status:        c.status(),
+		DurationMs:    c.durationMs,
+		ResultText:    c.resultText(),
+		TotalTokens:   c.totalTokens,
+		ToolUseCount:  c.toolUseCount,
+		OutputFile:    c.outputFile,
+		ResolvedModel: c.resolvedModel,
+		Effort:        c.effort,
+		Name:          c.name,
+		Raw:           c.raw,
+	}
+	if s.SubagentType == nil {
+		// The label Claude reports back when the input named none.
+		s.SubagentType = c.agentType
+		if s.SubagentType == nil {
+			s.SubagentType = c.trSubagentType
+		}
+	}
+	if c.trStatus != nil && *c.trStatus != "completed" {
+		// "async_launched" and any other status is flattened to a label.
+		raw, err := rewrite.Marshal(*c.trStatus)
+		if err != nil {
+			return nil, fmt.Errorf("toolResponse.status: %w", err)
+		}
+		if s.Raw == nil {
+			s.Raw = map[string]json.RawMessage{}
+		} else {
+			s.Raw = maps.Clone(s.Raw)
+		}
+		s.Raw["toolResponseStatus"] = raw
+	}
+	return rewrite.Marshal(&s)
+}

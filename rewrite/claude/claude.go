@@ -1,0 +1,284 @@
+package claude
+
+import (
+	"container/list"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// Name is the module's name on the command line and in the initialize
+// advertisement.
+const Name = "claude"
+
+// DefaultMaxCalls is the default cap on launch calls tracked per
+// connection (rule P6).
+const DefaultMaxCalls = 1024
+
+// Config configures the module.
+type Config struct {
+	// MaxCalls caps the launch calls whose state is kept per connection;
+	// the oldest is dropped first. Zero or less means DefaultMaxCalls.
+	MaxCalls int
+}
+
+// Module returns the claude module.
+func Module(cfg Config) rewrite.Module {
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
+	}
+	return rewrite.Module{
+		Name: Name,
+		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames (L1-L5)",
+		// "claudeCode" is on every launch-call and subagent frame and on
+		// nothing of the main agent's text stream; "session/close" drops a
+		// session's state (P6). Quoted, so that a mention inside a string
+		// (escaped as \"claudeCode\") does not match.
+		Triggers: []string{`"claudeCode"`, `"session/close"`},
+		New: func(env rewrite.Env) rewrite.Rewriter {
+			return newRewriter(env.Logger, cfg.MaxCalls)
+		},
+	}
+}
+
+// callKey identifies a launch call (L2).
+type callKey struct {
+	session, toolCallID string
+}
+
+// rewriter is the module's state for one connection.
+type rewriter struct {
+	log   *slog.Logger
+	max   int
+	calls map[callKey]*list.Element // of *call
+	order *list.List                // of *call, oldest first
+}
+
+func newRewriter(log *slog.Logger, maxCalls int) *rewriter {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &rewriter{log: log, max: maxCalls, calls: make(map[callKey]*list.Element), order: list.New()}
+}
+
+// Rewrite implements rewrite.Rewriter.
+func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	kind := f.Kind()
+	if kind != pipe.Notification && kind != pipe.Request {
+		return rewrite.Verdict{}, nil
+	}
+	env := f.Envelope()
+	switch {
+	case f.From == pipe.Agent && env.MethodIs("session/update"):
+		return r.sessionUpdate(f)
+	case f.From == pipe.Agent && env.MethodIs("session/request_permission"):
+		return r.permissionRequest(f)
+	case f.From == pipe.Client && env.MethodIs("session/close"):
+		r.closeSession(f)
+	}
+	return rewrite.Verdict{}, nil
+}
+
+// sessionUpdate handles a session/update: launch-call frames get the
+// snapshot (L3), subagent frames the parent link (L4).
+func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
+	update, ok := f.Lookup("params", "update")
+	if !ok || pipe.FirstByte(update) != '{' {
+		return rewrite.Verdict{}, nil
+	}
+	cc, ok := pipe.Lookup(update, "_meta", "claudeCode")
+	if !ok {
+		return rewrite.Verdict{}, nil // not Claude's: never touched
+	}
+	tag, _ := pipe.LookupString(update, "sessionUpdate")
+	switch tag {
+	case "subagent_update", "session_message":
+		return rewrite.Verdict{}, nil // native subagent sessions pass through (L5, S3)
+	}
+	if pipe.FirstByte(cc) != '{' {
+		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "_meta.claudeCode is not an object")
+	}
+	parent, hasParent, err := parentOf(cc)
+	if err != nil {
+		return rewrite.Verdict{}, err
+	}
+	var snap []byte
+	if tag == "tool_call" || tag == "tool_call_update" {
+		session, _ := f.Lookup("params", "sessionId")
+		c, err := r.observe(session, update, cc, tag == "tool_call", false)
+		if err != nil {
+			return rewrite.Verdict{}, err
+		}
+		if c != nil {
+			if snap, err = c.snapshot(); err != nil {
+				return rewrite.Verdict{}, rewrite.RuleErrorf("L3", "encoding the subagent snapshot: %w", err)
+			}
+		}
+	}
+	return annotate(f.Raw, []string{"params", "update", "_meta", "acp-normalize"}, snap, parent, hasParent)
+}
+
+// permissionRequest handles a session/request_permission: the marker and
+// the added metadata live in the _meta of params.toolCall, the thing the
+// request is about.
+func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) {
+	tc, ok := f.Lookup("params", "toolCall")
+	if !ok || pipe.FirstByte(tc) != '{' {
+		return rewrite.Verdict{}, nil
+	}
+	cc, ok := pipe.Lookup(tc, "_meta", "claudeCode")
+	if !ok {
+		return rewrite.Verdict{}, nil
+	}
+	if pipe.FirstByte(cc) != '{' {
+		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "toolCall._meta.claudeCode is not an object")
+	}
+	parent, hasParent, err := parentOf(cc)
+	if err != nil {
+		return rewrite.Verdict{}, err
+	}
+	session, _ := f.Lookup("params", "sessionId")
+	c, err := r.observe(session, tc, cc, false, true)
+	if err != nil {
+		return rewrite.Verdict{}, err
+	}
+	var snap []byte
+	if c != nil {
+		if snap, err = c.snapshot(); err != nil {
+			return rewrite.Verdict{}, rewrite.RuleErrorf("L3", "encoding the subagent snapshot: %w", err)
+		}
+	}
+	return annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
+}
+
+// parentOf returns the raw JSON string of claudeCode.parentToolUseId.
+func parentOf(cc []byte) (raw []byte, ok bool, err error) {
+	p, ok := pipe.Lookup(cc, "parentToolUseId")
+	if !ok || string(p) == "null" {
+		return nil, false, nil
+	}
+	if pipe.FirstByte(p) != '"' {
+		return nil, false, rewrite.RuleErrorf("L4", "parentToolUseId is not a string: %.40s", p)
+	}
+	return p, true, nil
+}
+
+// annotate splices snap (the subagent snapshot, or nil) and the parent
+// link into the object at path, keeping every other byte of frame.
+func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if snap == nil && !hasParent {
+		return v, nil
+	}
+	out := frame
+	var err error
+	if snap != nil {
+		if out, err = rewrite.Set(out, snap, append(path, "subagent")...); err != nil {
+			return v, rewrite.RuleErrorf("L3", "adding the subagent snapshot: %w", err)
+		}
+	}
+	if hasParent {
+		// The vendor's own JSON string, byte for byte.
+		if out, err = rewrite.Set(out, parent, append(path, "parentToolCallId")...); err != nil {
+			return v, rewrite.RuleErrorf("L4", "adding parentToolCallId: %w", err)
+		}
+	}
+	v.Replace(out)
+	return v, nil
+}
+
+// observe finds or starts the state of the launch call that obj (an
+// update, or a permission request's toolCall) belongs to, and folds obj
+// into it. It returns nil when obj is no launch-call frame (L1).
+func (r *rewriter) observe(rawSession, obj, cc []byte, isToolCall, isPermission bool) (*call, error) {
+	id, ok := pipe.LookupString(obj, "toolCallId")
+	if !ok {
+		return nil, nil
+	}
+	session, _ := decodeString(rawSession)
+	key := callKey{session: session, toolCallID: id}
+	name, named := pipe.LookupString(cc, "toolName")
+	if !named {
+		name, named = pipe.LookupString(obj, "name")
+	}
+	el := r.calls[key]
+	if named && !isLaunchTool(name) {
+		return nil, nil
+	}
+	if !named && el == nil {
+		return nil, nil // a frame without a tool name joins a known launch call only
+	}
+	if el != nil && isToolCall && el.Value.(*call).finished() {
+		// The id starts a new call after the old one ended (a replay):
+		// a fresh entry, as for Cursor's reused ids (C6).
+		r.remove(el)
+		el = nil
+	}
+	if el == nil {
+		el = r.insert(key, name)
+	}
+	c := el.Value.(*call)
+	if err := c.absorb(obj, cc, isPermission); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// isLaunchTool reports whether a Claude tool name launches a subagent (L1).
+func isLaunchTool(name string) bool { return name == "Agent" || name == "Task" }
+
+func (r *rewriter) insert(key callKey, toolName string) *list.Element {
+	for r.order.Len() >= r.max {
+		oldest := r.order.Front()
+		c := oldest.Value.(*call)
+		r.log.Debug("launch call state dropped: cap reached", "rule", "P6", "cap", r.max,
+			"sessionId", c.key.session, "toolCallId", c.key.toolCallID)
+		r.remove(oldest)
+	}
+	el := r.order.PushBack(&call{key: key, toolName: toolName})
+	r.calls[key] = el
+	return el
+}
+
+func (r *rewriter) remove(el *list.Element) {
+	delete(r.calls, el.Value.(*call).key)
+	r.order.Remove(el)
+}
+
+// closeSession drops the state of the session a session/close names (P6).
+func (r *rewriter) closeSession(f *rewrite.Frame) {
+	session, ok := f.Lookup("params", "sessionId")
+	if !ok {
+		return
+	}
+	s, ok := decodeString(session)
+	if !ok {
+		return
+	}
+	n := 0
+	for el := r.order.Front(); el != nil; {
+		next := el.Next()
+		if el.Value.(*call).key.session == s {
+			r.remove(el)
+			n++
+		}
+		el = next
+	}
+	if n > 0 {
+		r.log.Debug("session closed: launch call state dropped", "rule", "P6", "sessionId", s, "calls", n)
+	}
+}
+
+// decodeString decodes a raw JSON string.
+func decodeString(raw []byte) (string, bool) {
+	if pipe.FirstByte(raw) != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

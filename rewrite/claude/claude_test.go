@@ -1,0 +1,200 @@
+package claude_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+)
+
+// logRecorder is a slog handler that keeps records.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+// find returns the records at level whose message contains msg and that
+// have attribute key=value.
+func (l *logRecorder) find(level slog.Level, msg, key, value string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.recs {
+		if r.Level != level || !strings.Contains(r.Message, msg) {
+			continue
+		}
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == key && a.Value.String() == value {
+				n++
+				return false
+			}
+			return true
+		})
+	}
+	return n
+}
+
+func launchFrame(session, id, tag, rawInput string) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"_meta":{"claudeCode":{"toolName":"Agent"}},"toolCallId":%q,"sessionUpdate":%q,"rawInput":%s}}}`,
+		session, id, tag, rawInput)
+}
+
+func snapshotOf(t *testing.T, frame []byte) map[string]any {
+	t.Helper()
+	raw, ok := pipe.Lookup(frame, "params", "update", "_meta", "acp-normalize", "subagent")
+	if !ok {
+		t.Fatalf("no snapshot in %s", frame)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestModule checks the module's declaration: valid for the proxy, and
+// triggers that select Claude's frames but not plain chunks.
+func TestModule(t *testing.T) {
+	m := claude.Module(claude.Config{})
+	if err := rewrite.Validate([]rewrite.Module{m}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != claude.Name {
+		t.Errorf("name %q", m.Name)
+	}
+	cases := []struct {
+		name  string
+		frame string
+		want  bool
+	}{
+		{"main agent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, false},
+		{"chunk quoting claudeCode", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, false},
+		{"subagent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, true},
+		{"launch call", string(launchFrame("s", "t", "tool_call", `{}`)), true},
+		{"session/close", `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}`, true},
+		{"cursor task", `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := m.Matches([]byte(tc.frame)); got != tc.want {
+				t.Errorf("Matches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCap pins P6: with a cap of 2, a third launch call drops the oldest
+// (logged at debug), whose next frame starts a fresh snapshot, while the
+// two newer calls keep theirs.
+func TestCap(t *testing.T) {
+	logs := &logRecorder{}
+	recs := []pipe.Record{}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call", `{"description":"d-`+id+`"}`)})
+	}
+	for _, id := range []string{"t3", "t2", "t1"} {
+		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call_update", `{"prompt":"p"}`)})
+	}
+	outs := route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
+	if len(outs) != 6 {
+		t.Fatalf("%d outputs", len(outs))
+	}
+	tests := []struct {
+		name string
+		out  int
+		desc any
+	}{
+		{"P6_newest_kept", 3, "d-t3"},
+		{"P6_newer_kept", 4, "d-t2"},
+		{"P6_oldest_dropped", 5, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshotOf(t, outs[tc.out].Frame)
+			if snap["description"] != tc.desc {
+				t.Errorf("description %v, want %v", snap["description"], tc.desc)
+			}
+			if snap["prompt"] != "p" {
+				t.Errorf("prompt %v", snap["prompt"])
+			}
+		})
+	}
+	// t1 is dropped for t3; t1 back as a new call drops t2, the oldest then.
+	if n := logs.find(slog.LevelDebug, "cap reached", "toolCallId", "t1"); n != 1 {
+		t.Errorf("%d debug logs of t1 dropped, want 1", n)
+	}
+	if n := logs.find(slog.LevelDebug, "cap reached", "rule", "P6"); n != 2 {
+		t.Errorf("%d debug logs of a dropped call, want 2", n)
+	}
+}
+
+// TestCapDefault pins the default cap of 1024 (P6): the first of 1025
+// calls is forgotten, the second is not.
+func TestCapDefault(t *testing.T) {
+	var recs []pipe.Record
+	for i := range claude.DefaultMaxCalls + 1 {
+		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", fmt.Sprint("t", i), "tool_call", `{"description":"d"}`)})
+	}
+	recs = append(recs,
+		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t1", "tool_call_update", `{}`)},
+		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t0", "tool_call_update", `{}`)},
+	)
+	outs := route(t, recs, nil, claude.Module(claude.Config{}))
+	if d := snapshotOf(t, outs[len(outs)-2].Frame)["description"]; d != "d" {
+		t.Errorf("call 1 of 1025 lost its state: description %v", d)
+	}
+	if d := snapshotOf(t, outs[len(outs)-1].Frame)["description"]; d != nil {
+		t.Errorf("call 0 of 1025 kept its state: description %v", d)
+	}
+}
+
+// TestFailOpenLogged pins P5: a frame the module cannot handle is
+// forwarded unchanged and the failure is logged with its rule.
+func TestFailOpenLogged(t *testing.T) {
+	logs := &logRecorder{}
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
+	outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
+	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
+		t.Fatalf("not forwarded unchanged: %+v", outs)
+	}
+	if n := logs.find(slog.LevelWarn, "frame forwarded unchanged", "rule", "L4"); n != 1 {
+		t.Errorf("%d warn logs naming rule L4, want 1", n)
+	}
+}
+
+// BenchmarkSubagentChunk measures the cost of the module on the frames it
+// claims most often in flat mode: a subagent's chunk, which gets
+// parentToolCallId.
+func BenchmarkSubagentChunk(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"e4e985fb-6247-4e2e-9356-70fcd4544120","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` +
+		strings.Repeat("streamed text ", 20) + `"},"_meta":{"claudeCode":{"parentToolUseId":"toolu_01Fake000004"}},"messageId":"msg_01Fake000008"}}}`)
+	rw := claude.Module(claude.Config{}).New(rewrite.Env{})
+	f := rewrite.NewFrame(pipe.Agent, frame, 1)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		f.Reset(pipe.Agent, frame, 1)
+		v, err := rw.Rewrite(f)
+		if err != nil || v.Frame == nil {
+			b.Fatalf("not annotated: %v", err)
+		}
+	}
+}

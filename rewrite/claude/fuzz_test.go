@@ -1,0 +1,125 @@
+package claude_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// FuzzRewrite feeds sequences of frames (one per line; a line starting
+// with "C" is from the client, the rest of it the frame) to one
+// connection's Rewriter, called directly so that a panic is not hidden by
+// the router's recovery. For every frame:
+//
+//   - it is never dropped and nothing is sent because of it;
+//   - a frame without "claudeCode" is never changed (P1);
+//   - a changed frame is valid JSON when the input was, and removing the
+//     "acp-normalize" member of the _meta it describes gives back the
+//     input, up to whitespace next to the removed member (L5).
+func FuzzRewrite(f *testing.F) {
+	for _, seed := range fuzzSeeds(f) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rw := claudeModule().New(rewrite.Env{})
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			from := pipe.Agent
+			if len(line) > 0 && line[0] == 'C' {
+				from, line = pipe.Client, line[1:]
+			}
+			in := bytes.Clone(line)
+			v, err := rw.Rewrite(rewrite.NewFrame(from, line, int64(i+1)))
+			if !bytes.Equal(line, in) {
+				t.Fatalf("the module wrote into the frame's bytes")
+			}
+			if err != nil || v.Frame == nil {
+				if v.Drop || len(v.Out) > 0 || v.Frame != nil {
+					t.Fatalf("verdict %+v with error %v", v, err)
+				}
+				continue
+			}
+			if v.Drop || len(v.Out) > 0 {
+				t.Fatalf("frame dropped or outputs sent: %+v", v)
+			}
+			if !bytes.Contains(in, []byte(`"claudeCode"`)) {
+				t.Fatalf("a frame without claudeCode was changed:\n%s\n%s", in, v.Frame)
+			}
+			if !json.Valid(in) {
+				continue
+			}
+			if !json.Valid(v.Frame) {
+				t.Fatalf("valid input, invalid output:\n%s\n%s", in, v.Frame)
+			}
+			path := metaPath(in)
+			if path == nil {
+				t.Fatalf("changed a frame that is no session/update or permission request: %s", in)
+			}
+			if _, had := pipe.Lookup(in, path...); had {
+				continue // merged into the vendor's object: no simple inverse
+			}
+			back, err := rewrite.Delete(v.Frame, path...)
+			if err != nil {
+				t.Fatalf("deleting the added member: %v", err)
+			}
+			if !jsonEqualBytes(back, in) {
+				t.Fatalf("the change is more than the acp-normalize member:\n%s\n%s", in, v.Frame)
+			}
+		}
+	})
+}
+
+// jsonEqualBytes compares two JSON texts ignoring insignificant whitespace.
+func jsonEqualBytes(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// fuzzSeeds are the golden inputs and captures, one connection each.
+func fuzzSeeds(f *testing.F) [][]byte {
+	var seeds [][]byte
+	add := func(data []byte) {
+		var conn [][]byte
+		for _, rec := range readRecords(f, data) {
+			if rec.Frame == nil {
+				continue
+			}
+			line := rec.Frame
+			if rec.From == pipe.Client {
+				line = append([]byte("C"), line...)
+			}
+			conn = append(conn, line)
+		}
+		seeds = append(seeds, bytes.Join(conn, []byte("\n")))
+	}
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+	for _, g := range goldens {
+		ar, err := txtar.ParseFile(g)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range ar.Files {
+			if file.Name == "input.jsonl" {
+				add(file.Data)
+			}
+		}
+	}
+	captures, _ := filepath.Glob(filepath.Join(capturesDir, "*.jsonl"))
+	for _, c := range captures {
+		data, err := os.ReadFile(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		add(data)
+	}
+	return seeds
+}
