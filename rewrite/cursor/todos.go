@@ -105,9 +105,12 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	sid := r.attribute(params, strAt(params, "toolCallId"))
 	list, _ := r.todos.get(sid)
-	if m, _ := pipe.Lookup(params, "merge"); string(m) == "true" {
+	switch m, _ := pipe.Lookup(params, "merge"); {
+	case raw == nil || string(raw) == "null":
+		// Nothing to change: the reply and the plan show the list held.
+	case string(m) == "true":
 		list = mergeTodos(list, items)
-	} else {
+	default:
 		list = items
 	}
 	r.putTodos(sid, list)
