@@ -98,7 +98,21 @@ func newRewriter(env rewrite.Env, opts Options) *rewriter {
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	v, err := r.rewrite(f)
+	if err == nil && v.Frame != nil && !json.Valid(v.Frame) {
+		// The vendor frame was malformed below its envelope: splicing
+		// into it cannot make it valid, so it goes out as it came (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "frame is not valid JSON; left unchanged")
+	}
+	return v, err
+}
+
+func (r *rewriter) rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
+	if env.ID != nil && !json.Valid(env.ID) {
+		// An id that cannot be echoed cannot be answered (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "id %q is not valid JSON", env.ID)
+	}
 	switch env.Kind {
 	case pipe.Request, pipe.Notification:
 		m := f.Method()
