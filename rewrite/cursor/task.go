@@ -118,8 +118,8 @@ func subagentLabel(raw []byte) string {
 			}
 			return true
 		})
-		if name := strAt(raw, "name"); name != "" {
-			return name
+		if name, ok := pipe.Lookup(raw, "name"); ok {
+			return str(name) // a custom agent, named or not
 		}
 		if len(keys) != 1 {
 			return ""
