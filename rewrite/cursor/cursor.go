@@ -74,6 +74,7 @@ type rewriter struct {
 	drafts  *bounded[string, string]     // Cursor's draft child session -> parent session (S2)
 	warned  *bounded[string, struct{}]   // unknown methods already logged at warn (C13)
 	active  string                       // most recently active session (C14)
+	seq     uint64                       // proxy requests created (order of C12 answers)
 }
 
 func newRewriter(env rewrite.Env, opts Options) *rewriter {

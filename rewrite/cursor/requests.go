@@ -2,7 +2,9 @@ package cursor
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -23,7 +25,8 @@ type pending struct {
 	kind     pendingKind
 	cursorID []byte // the Cursor request's raw id, echoed in the reply
 	session  string
-	done     bool // Cursor got its reply; a late response is ignored
+	done     bool   // Cursor got its reply; a late response is ignored
+	seq      uint64 // creation order
 
 	// ask_question
 	toolCallID string
@@ -69,6 +72,10 @@ func sendReply(v *rewrite.Verdict, rule string, id []byte, o outcome) error {
 
 // ask sends a request to the client for p and remembers p as open.
 func (r *rewriter) ask(v *rewrite.Verdict, p *pending, method string, params []byte) {
+	if p.seq == 0 {
+		r.seq++
+		p.seq = r.seq
+	}
 	v.SendRequest(pipe.Client, method, params, p)
 	if k, _, ev := r.open.put(p, struct{}{}); ev {
 		r.log.Debug("open request table full; oldest entry no longer cancellable", "rule", "P6", "session", k.session)
@@ -124,10 +131,17 @@ func (r *rewriter) HandleResponse(cookie any, f *rewrite.Frame) (rewrite.Verdict
 // request still waiting for it gets cancelled (C12).
 func (r *rewriter) Close(unanswered []any) rewrite.Verdict {
 	var v rewrite.Verdict
+	var ps []*pending
 	for _, c := range unanswered {
 		if p, ok := c.(*pending); ok {
-			v.Out = r.finish(v.Out, p, outcome{Outcome: "cancelled"})
+			ps = append(ps, p)
 		}
+	}
+	// The proxy hands the cookies over in no particular order; Cursor gets
+	// its answers in the order it asked.
+	slices.SortFunc(ps, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
+	for _, p := range ps {
+		v.Out = r.finish(v.Out, p, outcome{Outcome: "cancelled"})
 	}
 	return v
 }
