@@ -41,7 +41,7 @@ func cursorFakeAgent(stdin io.Reader, stdout, stderr io.Writer) int {
 	type msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
+		line   []byte
 	}
 	read := func() (msg, bool) {
 		line, err := in.ReadBytes('\n')
@@ -53,17 +53,19 @@ func cursorFakeAgent(stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fake agent: bad frame %q\n", line)
 			return msg{}, false
 		}
+		m.line = line
 		return m, true
 	}
-	// await reads until the response to the agent's request id.
-	await := func(id string) (json.RawMessage, bool) {
+	// await reads until the response to the agent's request id and
+	// returns the whole frame.
+	await := func(id string) ([]byte, bool) {
 		for {
 			m, ok := read()
 			if !ok {
 				return nil, false
 			}
 			if m.Method == "" && string(m.ID) == id {
-				return m.Result, true
+				return m.line, true
 			}
 		}
 	}
@@ -104,6 +106,15 @@ func cursorFakeAgent(stdin io.Reader, stdout, stderr io.Writer) int {
 			update(`{"sessionUpdate":"tool_call","toolCallId":"tool_p1","title":"Create Plan: Report","kind":"other","status":"pending","rawInput":{"_toolName":"createPlan"}}`)
 			send(`{"jsonrpc":"2.0","id":2,"method":"cursor/create_plan","params":{"toolCallId":"tool_p1","name":"Report","plan":"# Report\n\nSay how many files.","todos":[{"id":"2","content":"Report","status":"pending"}]}}`)
 			expect("cursor/create_plan", "2", `{"outcome":{"outcome":"accepted"}}`)
+			// C13: an unknown method is answered -32601 by the proxy, or,
+			// with the option (whose environment twin the agent inherits),
+			// reaches the client, which answers it.
+			send(`{"jsonrpc":"2.0","id":3,"method":"cursor/brand_new","params":{}}`)
+			if os.Getenv("ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS") == "true" {
+				expect("cursor/brand_new forwarded", "3", `"result":{"seen":true}`)
+			} else {
+				expect("cursor/brand_new", "3", `"code":-32601`)
+			}
 			reason := "end_turn"
 			if len(problems) > 0 {
 				reason = "refusal"
@@ -155,10 +166,26 @@ func (c *cursorClient) until(want ...string) []byte {
 
 // TestCursorE2E builds acp-normalize and runs it in front of the fake
 // Cursor agent, as an editor would: initialize, session/new, and a prompt
-// turn with a subagent, todos and a plan the test client approves. It
-// checks what the client sees (C1, C3, C8, C9, C12, M) and, through the
-// fake agent's stop reason, what Cursor got back.
+// turn with a subagent, todos, a plan the test client approves and an
+// unknown vendor method. It checks what the client sees (C1, C3, C8, C9,
+// C12, C13, M) and, through the fake agent's stop reason, what Cursor got
+// back; once with defaults and once with the environment twin of
+// --forward-unknown-vendor-methods.
 func TestCursorE2E(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		forward bool
+	}{
+		{"defaults", nil, false},
+		{"forward unknown vendor methods by env", []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS=true"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { cursorRunE2E(t, tt.env, tt.forward) })
+	}
+}
+
+func cursorRunE2E(t *testing.T, env []string, forward bool) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -176,7 +203,7 @@ func TestCursorE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--log-level", "debug", "--", self, "-test.run=^TestCursorFakeAgent$")
-	cmd.Env = append(os.Environ(), cursorFakeAgentEnv+"=1")
+	cmd.Env = append(append(os.Environ(), cursorFakeAgentEnv+"=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -243,6 +270,10 @@ func TestCursorE2E(t *testing.T) {
 		t.Errorf("C9/C12: unexpected permission request: %s", perm)
 	}
 	c.send(`{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"outcome":{"outcome":"selected","optionId":"accept"}}}`)
+	if forward {
+		c.until(`"id":3`, `"method":"cursor/brand_new"`)
+		c.send(`{"jsonrpc":"2.0","id":3,"result":{"seen":true}}`)
+	}
 	end := c.until(`"id":2`, `"stopReason"`)
 	if !bytes.Contains(end, []byte(`"stopReason":"end_turn"`)) {
 		t.Errorf("the fake Cursor agent did not get the answers it expects: %s", end)
@@ -251,7 +282,7 @@ func TestCursorE2E(t *testing.T) {
 		if !json.Valid(line) {
 			t.Errorf("F7: non-JSON on stdout: %q", line)
 		}
-		if bytes.Contains(line, []byte(`"method":"cursor/`)) {
+		if bytes.Contains(line, []byte(`"method":"cursor/`)) && !(forward && bytes.Contains(line, []byte(`cursor/brand_new`))) {
 			t.Errorf("C1: a cursor/* method reached the client: %s", line)
 		}
 	}
