@@ -100,12 +100,19 @@ func newRewriter(env rewrite.Env, opts Options) *rewriter {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	v, err := r.rewrite(f)
-	if err == nil && v.Frame != nil && !json.Valid(v.Frame) {
-		// The vendor frame was malformed below its envelope: splicing
-		// into it cannot make it valid, so it goes out as it came (P5).
-		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "frame is not valid JSON; left unchanged")
+	if err != nil {
+		return v, err
 	}
-	return v, err
+	valid := v.Frame == nil || json.Valid(v.Frame)
+	for _, o := range v.Out {
+		valid = valid && (o.Frame == nil || json.Valid(o.Frame))
+	}
+	if !valid {
+		// A frame malformed below its envelope: splicing into it cannot
+		// make it valid, so it goes out as it came (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "output would not be valid JSON; frame left unchanged")
+	}
+	return v, nil
 }
 
 func (r *rewriter) rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
@@ -142,8 +149,20 @@ func isVendorMethod(m string) bool {
 	return strings.HasPrefix(m, "cursor/") || strings.HasPrefix(m, "_cursor/")
 }
 
-// vendorMethod dispatches an agent-to-client cursor/* method.
+// vendorMethod dispatches an agent-to-client cursor/* method. A vendor
+// method must never reach the client, even when its handling fails
+// (which only a bug can make happen): the failure is logged and the
+// frame stays dropped, with whatever answer was already made.
 func (r *rewriter) vendorMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	v, err := r.dispatchVendor(f, m)
+	if err != nil && v.Drop {
+		r.log.Warn("Cursor method handled only in part", "method", m, "id", string(f.ID()), "err", err)
+		return v, nil
+	}
+	return v, err
+}
+
+func (r *rewriter) dispatchVendor(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
 	switch strings.TrimPrefix(m, "_") {
 	case "cursor/task":
 		return r.task(f)

@@ -111,14 +111,16 @@ func scenarioOptions(t *testing.T, comment []byte) cursor.Options {
 	return o
 }
 
-// inputLine is one line of input.jsonl: a frame from a side, repeated
+// inputLine is one line of input.jsonl: a frame (or raw bytes) from a side, repeated
 // with {{n}} replaced by 0..repeat-1 when repeat is set; or an event
 // (client_gone, agent_gone).
 type inputLine struct {
-	From   string          `json:"from"`
-	Frame  json.RawMessage `json:"frame"`
-	Repeat int             `json:"repeat"`
-	Event  string          `json:"event"`
+	From  string          `json:"from"`
+	Frame json.RawMessage `json:"frame"`
+	// Raw is a frame given as a string, for bytes that are not valid JSON.
+	Raw    *string `json:"raw"`
+	Repeat int     `json:"repeat"`
+	Event  string  `json:"event"`
 }
 
 // runScenario feeds the input lines through a Router with the cursor
@@ -175,6 +177,9 @@ func runScenario(t *testing.T, opts cursor.Options, input []byte) []byte {
 		n := max(in.Repeat, 1)
 		for k := range n {
 			frame := []byte(in.Frame)
+			if in.Raw != nil {
+				frame = []byte(*in.Raw)
+			}
 			if in.Repeat > 0 {
 				frame = bytes.ReplaceAll(frame, []byte("{{n}}"), []byte(strconv.Itoa(k)))
 			}
