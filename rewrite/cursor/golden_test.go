@@ -138,8 +138,17 @@ func runScenario(t *testing.T, opts cursor.Options, input []byte) []byte {
 	}
 	var out bytes.Buffer
 	seq := 0
+	answers := map[string]int{} // Cursor request id -> answers sent to Cursor
 	emit := func(outs []proxy.Out, in []byte) {
 		for _, o := range outs {
+			if env := pipe.Peek(o.Frame); o.To == pipe.Agent && env.Kind == pipe.Response {
+				if n, ok := answers[string(env.ID)]; ok {
+					if n > 0 {
+						t.Errorf("C12: Cursor request %s answered twice: %s", env.ID, o.Frame)
+					}
+					answers[string(env.ID)] = n + 1
+				}
+			}
 			op := o.Op
 			if op == "" {
 				op = "forward"
@@ -184,6 +193,10 @@ func runScenario(t *testing.T, opts cursor.Options, input []byte) []byte {
 				frame = bytes.ReplaceAll(frame, []byte("{{n}}"), []byte(strconv.Itoa(k)))
 			}
 			seq++
+			if env := pipe.Peek(frame); side == pipe.Agent && env.Kind == pipe.Request &&
+				strings.HasPrefix(strings.TrimPrefix(string(env.Method), "_"), "cursor/") {
+				answers[string(env.ID)] = 0
+			}
 			emit(r.Handle(side, frame, nil), frame)
 		}
 	}
