@@ -114,3 +114,32 @@ func toBytes(ss []string) [][]byte {
 	}
 	return out
 }
+
+// BenchmarkChunk measures the hot path: a message chunk through a Router
+// with the cursor module (it never reaches the module).
+func BenchmarkChunk(b *testing.B) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"There are 11 Go files under ./proxy, and 4 of them are tests."}}}}`)
+	dst := make([]proxy.Out, 0, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Handle(pipe.Agent, frame, dst[:0])
+	}
+}
+
+// BenchmarkTaskCall measures a subagent tool call frame being enriched.
+func BenchmarkTaskCall(b *testing.B) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"tool_1","status":"in_progress","rawInput":{"_toolName":"task","description":"count files","prompt":"Count the .go files","subagentType":{"unspecified":{}}}}}}`)
+	dst := make([]proxy.Out, 0, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Handle(pipe.Agent, frame, dst[:0])
+	}
+}
