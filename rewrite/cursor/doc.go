@@ -14,6 +14,10 @@
 //     whichever order the tool call and `cursor/task` arrive in.
 //   - Any other `cursor/*` method gets -32601 (C13), so clients that never
 //     answer unknown requests cannot hang a turn.
+//   - For a client that declared clientCapabilities.subagents, each launch
+//     is announced as a standard child session (S1); with
+//     Options.NativeSubagents, Cursor's own draft child sessions are
+//     requested and translated instead (S2).
 //
 // Per-connection state (tool calls, early `cursor/task` requests, todo
 // lists, prompts in flight, open proxy requests) is capped (rule P6) and

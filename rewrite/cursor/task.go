@@ -294,14 +294,13 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 	if child := c.childID(); child != "" {
 		link = &child
 	}
-	hasContent := present(upd, "content")
 	switch {
-	case !hasContent && !c.contentShown && (c.snap.prompt != "" || link != nil):
+	case !vendorContent(upd) && !c.contentShown && (c.snap.prompt != "" || link != nil):
 		if frame, err = setUpdateRaw(frame, promptContent(c.snap.prompt, link), "content"); err != nil {
 			return v, rewrite.RuleErrorf("C4", "content: %w", err)
 		}
 		c.contentShown = true
-	case hasContent && link != nil:
+	case present(upd, "content") && link != nil:
 		if frame, err = appendLink(frame, *link); err != nil {
 			return v, rewrite.RuleErrorf("S1", "session link: %w", err)
 		}
@@ -371,7 +370,7 @@ func (c *call) observe(upd []byte) {
 			}
 		}
 	}
-	if present(upd, "content") {
+	if vendorContent(upd) {
 		c.contentShown = true
 	}
 	switch strAt(upd, "status") {
@@ -393,6 +392,21 @@ func (c *call) observe(upd []byte) {
 	if c.done && s.status == "completed" && s.background != nil && *s.background {
 		s.status = "launched" // C5
 	}
+}
+
+// vendorContent reports whether a tool call frame carries content: a
+// content member that is neither null nor an empty array.
+func vendorContent(upd []byte) bool {
+	v, ok := pipe.Lookup(upd, "content")
+	if !ok || string(v) == "null" {
+		return false
+	}
+	if pipe.FirstByte(v) != '[' {
+		return true
+	}
+	any := false
+	_ = pipe.Elements(v, func([]byte) bool { any = true; return false })
+	return any
 }
 
 // wantTitle returns the title to set on a frame of a launch call, or "".
