@@ -118,6 +118,10 @@ func newApp(st streams) *cli.App {
 				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
 			&cli.StringFlag{Name: "non-json", Value: "drop", EnvVars: []string{"ACP_NORMALIZE_NON_JSON"},
 				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
+			&cli.BoolFlag{Name: "forward-unknown-vendor-methods", EnvVars: []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS"},
+				Usage: "pass unknown vendor methods (cursor/*) to the client instead of answering them with -32601"},
+			&cli.BoolFlag{Name: "cursor-native-subagents", EnvVars: []string{"ACP_NORMALIZE_CURSOR_NATIVE_SUBAGENTS"},
+				Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)"},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
 		},
@@ -140,7 +144,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if c.Duration("kill-grace") <= 0 {
 		return exitUsage, usageError("--kill-grace must be positive")
 	}
-	mods, err := selectModules(allModules(moduleOptions{}), c.String("modules"))
+	mods, err := selectModules(allModules(moduleOptions{
+		forwardUnknownVendorMethods: c.Bool("forward-unknown-vendor-methods"),
+		cursorNativeSubagents:       c.Bool("cursor-native-subagents"),
+	}), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}

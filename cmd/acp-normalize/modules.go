@@ -6,15 +6,27 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 )
 
 // moduleOptions are the vendor modules' command-line options.
-type moduleOptions struct{}
+type moduleOptions struct {
+	// forwardUnknownVendorMethods passes unknown cursor/* methods to the
+	// client instead of answering -32601 (rule C13).
+	forwardUnknownVendorMethods bool
+	// cursorNativeSubagents asks Cursor for its draft subagent shapes and
+	// translates them (rule S2).
+	cursorNativeSubagents bool
+}
 
 // allModules is the one place that lists the vendor modules, in the order
 // they see each frame.
-func allModules(moduleOptions) []rewrite.Module {
+func allModules(o moduleOptions) []rewrite.Module {
 	return []rewrite.Module{
+		cursor.Module(cursor.Options{
+			ForwardUnknownVendorMethods: o.forwardUnknownVendorMethods,
+			NativeSubagents:             o.cursorNativeSubagents,
+		}),
 		claude.Module(claude.Config{}),
 	}
 }

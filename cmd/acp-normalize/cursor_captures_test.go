@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+)
+
+// The -update flag may also be defined by another test file of this
+// package; it is defined here only when it is not.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func cursorUpdating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestCursorCaptures replays the whole-session Cursor captures under
+// testdata/captures/cursor through the full module list (rule R3 output
+// lines) and compares with the .replay.jsonl golden files byte for byte
+// (-update rewrites them). It also checks, whatever the golden says:
+// no cursor/* method reaches the client (C1, C13), every Cursor request
+// gets exactly one answer (C1, C8-C13), every written frame is valid JSON
+// and an unchanged frame is byte-identical (P1).
+func TestCursorCaptures(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "captures", "cursor")
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var captures []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".replay.jsonl") {
+			captures = append(captures, f)
+		}
+	}
+	if len(captures) == 0 {
+		t.Fatal("no Cursor captures")
+	}
+	for _, path := range captures {
+		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			got := cursorReplay(t, path)
+			golden := strings.TrimSuffix(path, ".jsonl") + ".replay.jsonl"
+			if cursorUpdating() {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("replay of %s differs from %s (run with -update to accept)", path, golden)
+			}
+		})
+	}
+}
+
+func cursorReplay(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]int{} // raw ids of Cursor's requests -> answers seen
+	var out bytes.Buffer
+	cr := pipe.NewCaptureReader(f)
+	for {
+		rec, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.IsInput() || rec.Frame == nil {
+			continue
+		}
+		env := pipe.Peek(rec.Frame)
+		if rec.From == pipe.Agent && env.Kind == pipe.Request && isCursorMethod(string(env.Method)) {
+			open[string(env.ID)] = 0
+		}
+		for _, o := range r.Handle(rec.From, rec.Frame, nil) {
+			if o.Op == "" && !bytes.Equal(o.Frame, rec.Frame) {
+				t.Errorf("P1: forwarded frame changed: %s", o.Frame)
+			}
+			if !json.Valid(o.Frame) {
+				t.Errorf("invalid JSON written: %s", o.Frame)
+			}
+			oe := pipe.Peek(o.Frame)
+			if o.To == pipe.Client && isCursorMethod(string(oe.Method)) {
+				t.Errorf("C1/C13: %s reached the client", oe.Method)
+			}
+			if o.To == pipe.Agent && oe.Kind == pipe.Response {
+				if n, ok := open[string(oe.ID)]; ok {
+					open[string(oe.ID)] = n + 1
+				}
+			}
+			fmt.Fprintf(&out, `{"to":%q,"frame":%s}`+"\n", o.To.String(), o.Frame)
+		}
+	}
+	for id, n := range open {
+		if n != 1 {
+			t.Errorf("Cursor request %s answered %d times, want once", id, n)
+		}
+	}
+	return out.Bytes()
+}
+
+func isCursorMethod(m string) bool {
+	m = strings.TrimPrefix(m, "_")
+	return strings.HasPrefix(m, "cursor/")
+}

@@ -1,0 +1,330 @@
+package cursor
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// DefaultCap is the default bound of each per-connection table (rule P6).
+const DefaultCap = 1024
+
+// Options are the module's command-line options.
+type Options struct {
+	// ForwardUnknownVendorMethods passes unknown cursor/* methods through
+	// to the client instead of answering them with -32601 (rule C13).
+	ForwardUnknownVendorMethods bool
+	// NativeSubagents asks Cursor for its draft subagent shapes and
+	// translates them into standard subagent sessions (rule S2). It only
+	// takes effect for a client that declared clientCapabilities.subagents.
+	NativeSubagents bool
+	// Cap bounds each per-connection table; DefaultCap when zero.
+	Cap int
+}
+
+// Name is the module's name.
+const Name = "cursor"
+
+// Module returns the cursor module with opts.
+func Module(opts Options) rewrite.Module {
+	if opts.Cap <= 0 {
+		opts.Cap = DefaultCap
+	}
+	return rewrite.Module{
+		Name: Name,
+		Doc:  "Cursor: answer cursor/* requests, turn them into standard ACP, tag subagent tool calls (C1-C14, M, S)",
+		Triggers: []string{
+			"cursor/",            // vendor methods, both spellings (C1, C8-C13)
+			`"tool_call`,         // tool_call and tool_call_update (C2-C7)
+			`_toolName`,          // C7 on frames spelled unusually
+			`"initialize"`,       // client capabilities (C10, S1, S2)
+			`"session/prompt"`,   // prompts in flight (C14)
+			`"session/load"`,     // session activity (C14)
+			`"session/cancel"`,   // open proxy requests of a session (C12)
+			`"session/close"`,    // state dropped (P6)
+			`"stopReason"`,       // prompt responses (C14)
+			`"error"`,            // failed prompt responses (C14)
+			`"subagent_spawned"`, // Cursor's draft subagent shapes (S2)
+			`"subagent_state_update"`,
+		},
+		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, opts) },
+	}
+}
+
+// rewriter is the module's state for one connection.
+type rewriter struct {
+	log  *slog.Logger
+	opts Options
+
+	elicitForm bool // client declared clientCapabilities.elicitation.form
+	subagents  bool // client declared clientCapabilities.subagents
+
+	calls   *bounded[string, *call]      // by toolCallId
+	early   *bounded[string, *early]     // cursor/task before its tool call (C4)
+	todos   *bounded[string, [][]byte]   // session -> todo objects (C8)
+	prompts *bounded[string, string]     // raw prompt request id -> session (C14)
+	open    *bounded[*pending, struct{}] // proxy requests awaiting the client (C12)
+	launch  *bounded[string, int]        // "session\x00toolCallId" -> subagents launched (S1)
+	drafts  *bounded[string, string]     // Cursor's draft child session -> parent session (S2)
+	warned  *bounded[string, struct{}]   // unknown methods already logged at warn (C13)
+	active  string                       // most recently active session (C14)
+	seq     uint64                       // proxy requests created (order of C12 answers)
+}
+
+func newRewriter(env rewrite.Env, opts Options) *rewriter {
+	lg := env.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	n := opts.Cap
+	return &rewriter{
+		log:     lg,
+		opts:    opts,
+		calls:   newBounded[string, *call](n),
+		early:   newBounded[string, *early](n),
+		todos:   newBounded[string, [][]byte](n),
+		prompts: newBounded[string, string](n),
+		open:    newBounded[*pending, struct{}](n),
+		launch:  newBounded[string, int](n),
+		drafts:  newBounded[string, string](n),
+		warned:  newBounded[string, struct{}](n),
+	}
+}
+
+// Rewrite implements rewrite.Rewriter.
+func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	v, err := r.rewrite(f)
+	if err != nil {
+		return v, err
+	}
+	valid := v.Frame == nil || json.Valid(v.Frame)
+	for _, o := range v.Out {
+		valid = valid && (o.Frame == nil || json.Valid(o.Frame))
+	}
+	if !valid {
+		// A frame malformed below its envelope: splicing into it cannot
+		// make it valid, so it goes out as it came (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "output would not be valid JSON; frame left unchanged")
+	}
+	return v, nil
+}
+
+func (r *rewriter) rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	env := f.Envelope()
+	if env.ID != nil && !json.Valid(env.ID) {
+		// An id that cannot be echoed cannot be answered (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "id %q is not valid JSON", env.ID)
+	}
+	switch env.Kind {
+	case pipe.Request, pipe.Notification:
+		m := f.Method()
+		if f.From == pipe.Agent {
+			if isVendorMethod(m) {
+				return r.vendorMethod(f, m)
+			}
+			if m == "session/update" {
+				return r.sessionUpdate(f)
+			}
+			return rewrite.Verdict{}, nil
+		}
+		return r.clientMessage(f, m)
+	case pipe.Response:
+		if f.From == pipe.Agent {
+			if sid, ok := r.prompts.get(string(env.ID)); ok {
+				r.prompts.delete(string(env.ID))
+				r.touch(sid)
+			}
+		}
+	}
+	return rewrite.Verdict{}, nil
+}
+
+func isVendorMethod(m string) bool {
+	return strings.HasPrefix(m, "cursor/") || strings.HasPrefix(m, "_cursor/")
+}
+
+// vendorMethod dispatches an agent-to-client cursor/* method. A vendor
+// method must never reach the client, even when its handling fails
+// (which only a bug can make happen): the failure is logged and the
+// frame stays dropped, with whatever answer was already made.
+func (r *rewriter) vendorMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	v, err := r.dispatchVendor(f, m)
+	if err != nil && v.Drop {
+		r.log.Warn("Cursor method handled only in part", "method", m, "id", string(f.ID()), "err", err)
+		return v, nil
+	}
+	return v, err
+}
+
+func (r *rewriter) dispatchVendor(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	switch strings.TrimPrefix(m, "_") {
+	case "cursor/task":
+		return r.task(f)
+	case "cursor/update_todos":
+		return r.updateTodos(f)
+	case "cursor/create_plan":
+		return r.createPlan(f)
+	case "cursor/ask_question":
+		return r.askQuestion(f)
+	case "cursor/generate_image":
+		return r.generateImage(f)
+	}
+	return r.unknownMethod(f, m)
+}
+
+// unknownMethod applies rule C13.
+func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if r.opts.ForwardUnknownVendorMethods {
+		return v, nil
+	}
+	if _, seen := r.warned.get(m); !seen {
+		r.warned.put(m, struct{}{})
+		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
+			"rule", "C13", "method", m)
+	}
+	v.DropFrame()
+	if id := f.ID(); id != nil {
+		v.Send(pipe.Agent, rewrite.ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "method not found: "+m))
+	}
+	return v, nil
+}
+
+// clientMessage follows the client's requests and notifications.
+func (r *rewriter) clientMessage(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	switch m {
+	case "initialize":
+		return r.initialize(f)
+	case "session/prompt":
+		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		if sid != "" && f.ID() != nil {
+			r.putPrompt(string(f.ID()), sid)
+		}
+		r.touch(sid)
+	case "session/load", "session/resume":
+		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		r.touch(sid)
+	case "session/cancel":
+		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		v.Out = r.cancelSession(sid, v.Out)
+	case "session/close":
+		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		if sid != "" {
+			v.Out = r.cancelSession(sid, v.Out)
+			r.dropSession(sid)
+		}
+	}
+	return v, nil
+}
+
+func (r *rewriter) putPrompt(id, sid string) {
+	if k, _, ev := r.prompts.put(id, sid); ev {
+		r.log.Debug("prompt table full; oldest entry dropped", "rule", "P6", "id", k)
+	}
+}
+
+// touch marks sid as the most recently active session.
+func (r *rewriter) touch(sid string) {
+	if sid != "" {
+		r.active = sid
+	}
+}
+
+// initialize reads the client's capabilities.
+func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if f.Kind() != pipe.Request {
+		return v, nil
+	}
+	caps, ok := f.Lookup("params", "clientCapabilities")
+	if !ok || pipe.FirstByte(caps) != '{' {
+		return v, nil
+	}
+	r.elicitForm = present(caps, "elicitation", "form")
+	r.subagents = present(caps, "subagents")
+	if r.opts.NativeSubagents && r.subagents {
+		out, err := rewrite.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
+		if err != nil {
+			return v, rewrite.RuleErrorf("S2", "asking Cursor for native subagents: %w", err)
+		}
+		v.Replace(out)
+	}
+	return v, nil
+}
+
+// present reports whether obj has a non-null value at path.
+func present(obj []byte, path ...string) bool {
+	v, ok := pipe.Lookup(obj, path...)
+	return ok && !bytes.Equal(v, []byte("null"))
+}
+
+// attribute finds the session of a vendor method (rule C14).
+func (r *rewriter) attribute(params []byte, toolCallID string) string {
+	if sid, ok := pipe.LookupString(params, "sessionId"); ok && sid != "" {
+		return sid
+	}
+	if toolCallID != "" {
+		if c, ok := r.calls.get(toolCallID); ok && c.session != "" {
+			return c.session
+		}
+	}
+	one, n := "", 0
+	r.prompts.each(func(_ string, sid string) bool {
+		if sid != one {
+			one = sid
+			n++
+		}
+		return n < 2
+	})
+	if n == 1 {
+		return one
+	}
+	return r.active
+}
+
+// dropSession forgets everything about a closed session (rule P6).
+func (r *rewriter) dropSession(sid string) {
+	r.calls.deleteFunc(func(_ string, c *call) bool { return c.session == sid })
+	r.early.deleteFunc(func(_ string, e *early) bool { return e.session == sid })
+	r.todos.delete(sid)
+	r.prompts.deleteFunc(func(_ string, s string) bool { return s == sid })
+	prefix := sid + "\x00"
+	r.launch.deleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
+	r.drafts.deleteFunc(func(_ string, parent string) bool { return parent == sid })
+	if r.active == sid {
+		r.active = ""
+	}
+}
+
+// str returns the JSON string raw decoded, or "" when raw is no string.
+func str(raw []byte) string {
+	if pipe.FirstByte(raw) != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// strAt returns the string at path in obj, or "".
+func strAt(obj []byte, path ...string) string {
+	s, _ := pipe.LookupString(obj, path...)
+	return s
+}
+
+// sessionUpdateFrame returns a session/update notification for sid.
+func sessionUpdateFrame(sid string, update any) ([]byte, error) {
+	return rewrite.Notification("session/update", struct {
+		SessionID string `json:"sessionId"`
+		Update    any    `json:"update"`
+	}{sid, update})
+}

@@ -1,0 +1,145 @@
+package cursor_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+)
+
+// TestTriggers pins the hot-path promise: message chunks and other
+// high-volume frames never reach the module, while every frame a rule
+// needs does.
+func TestTriggers(t *testing.T) {
+	m := cursor.Module(cursor.Options{})
+	if err := rewrite.Validate([]rewrite.Module{m}); err != nil {
+		t.Fatal(err)
+	}
+	skipped := map[string]string{
+		"agent chunk":    `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Looking at the tool_call code and errors"}}}}`,
+		"thought chunk":  `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}}}`,
+		"user chunk":     `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+		"commands":       `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`,
+		"fs read":        `{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}`,
+		"fs read result": `{"jsonrpc":"2.0","id":3,"result":{"content":"package main"}}`,
+	}
+	for name, frame := range skipped {
+		if m.Matches([]byte(frame)) {
+			t.Errorf("%s reaches the module: %s", name, frame)
+		}
+	}
+	claimed := map[string]string{
+		"cursor/task":      `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{}}`,
+		"_cursor/task":     `{"jsonrpc":"2.0","id":0,"method":"_cursor/task","params":{}}`,
+		"tool_call":        `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t"}}}`,
+		"tool_call_update": `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t"}}}`,
+		"initialize":       `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+		"prompt":           `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s"}}`,
+		"prompt response":  `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`,
+		"prompt error":     `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"x"}}`,
+		"cancel":           `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+		"close":            `{"jsonrpc":"2.0","id":4,"method":"session/close","params":{"sessionId":"s"}}`,
+		"load":             `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"s"}}`,
+		"subagent_spawned": `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_spawned"}}}`,
+		"subagent_state":   `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_state_update"}}}`,
+		"spaced tool call": `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate": "tool_call","toolCallId":"t"}}}`,
+		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
+	}
+	for name, frame := range claimed {
+		if !m.Matches([]byte(frame)) {
+			t.Errorf("%s does not reach the module: %s", name, frame)
+		}
+	}
+}
+
+// recorder is a slog handler keeping records.
+type recorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (h *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, r)
+	return nil
+}
+func (h *recorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recorder) WithGroup(string) slog.Handler      { return h }
+
+// TestUnknownMethodWarnsOnce pins C13's logging: the first request or
+// notification of each unknown method is logged at warn, later ones not.
+func TestUnknownMethodWarnsOnce(t *testing.T) {
+	rec := &recorder{}
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"cursor/a","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"cursor/a","params":{}}`,
+		`{"jsonrpc":"2.0","method":"cursor/a","params":{}}`,
+		`{"jsonrpc":"2.0","method":"cursor/b"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"_cursor/a"}`,
+	} {
+		r.Handle(pipe.Agent, []byte(f), nil)
+	}
+	var warned []string
+	for _, r := range rec.recs {
+		if r.Level == slog.LevelWarn {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "method" {
+					warned = append(warned, a.Value.String())
+				}
+				return true
+			})
+		}
+	}
+	if got := bytes.Join(toBytes(warned), []byte(",")); string(got) != "cursor/a,cursor/b,_cursor/a" {
+		t.Errorf("warned for %s, want cursor/a,cursor/b,_cursor/a", got)
+	}
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// BenchmarkChunk measures the hot path: a message chunk through a Router
+// with the cursor module (it never reaches the module).
+func BenchmarkChunk(b *testing.B) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"There are 11 Go files under ./proxy, and 4 of them are tests."}}}}`)
+	dst := make([]proxy.Out, 0, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Handle(pipe.Agent, frame, dst[:0])
+	}
+}
+
+// BenchmarkTaskCall measures a subagent tool call frame being enriched.
+func BenchmarkTaskCall(b *testing.B) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"tool_1","status":"in_progress","rawInput":{"_toolName":"task","description":"count files","prompt":"Count the .go files","subagentType":{"unspecified":{}}}}}}`)
+	dst := make([]proxy.Out, 0, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Handle(pipe.Agent, frame, dst[:0])
+	}
+}

@@ -1,0 +1,31 @@
+// Package cursor is the vendor module for Cursor's ACP agent
+// (`cursor-agent acp`). It implements rules C1-C14 and the Cursor part of
+// rules M and S of docs/normalized-output.md:
+//
+//   - Cursor's non-standard agent-to-client requests (`cursor/task`,
+//     `cursor/update_todos`, `cursor/create_plan`, `cursor/ask_question`,
+//     `cursor/generate_image`, also spelled with a leading `_`) never reach
+//     the client. The proxy answers them itself, in the doubly nested
+//     `{"outcome":{"outcome":KIND}}` shape Cursor reads, and turns them into
+//     standard ACP: tool call updates, `plan` updates,
+//     `session/request_permission` and `elicitation/create` requests.
+//   - Subagent launch tool calls (`rawInput._toolName` "task") carry the
+//     rule-M snapshot under `_meta["acp-normalize"].subagent` on every frame,
+//     whichever order the tool call and `cursor/task` arrive in.
+//   - Any other `cursor/*` method gets -32601 (C13), so clients that never
+//     answer unknown requests cannot hang a turn.
+//   - For a client that declared clientCapabilities.subagents, each launch
+//     is announced as a standard child session (S1); with
+//     Options.NativeSubagents, Cursor's own draft child sessions are
+//     requested and translated instead (S2).
+//
+// Per-connection state (tool calls, early `cursor/task` requests, todo
+// lists, prompts in flight, open proxy requests) is capped (rule P6) and
+// dropped for a session at `session/close`.
+//
+// The module sees frames from both sides: the client's `initialize` (for
+// its elicitation and subagent capabilities), prompts and their responses
+// (to attribute vendor methods that carry no sessionId, C14), cancels and
+// closes; and the agent's tool calls and vendor methods. Message chunks
+// never match its triggers, so they are never decoded.
+package cursor

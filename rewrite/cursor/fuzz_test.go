@@ -1,0 +1,100 @@
+package cursor_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+)
+
+// FuzzCursor feeds arbitrary frames through a Router with the cursor
+// module (a small cap, so eviction runs too). Each input line is a frame;
+// its first byte picks the side (even: client, odd: agent), and a line
+// "G" means the client went away. It checks: no panic (P5), a frame
+// forwarded unchanged is byte-identical to its input (P1), and every
+// frame the module wrote or changed is valid JSON.
+func FuzzCursor(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var seed bytes.Buffer
+		for _, line := range bytes.Split(parseArchive(data).file("input.jsonl"), []byte("\n")) {
+			var in struct {
+				From  string          `json:"from"`
+				Frame json.RawMessage `json:"frame"`
+				Event string          `json:"event"`
+			}
+			if json.Unmarshal(line, &in) != nil {
+				continue
+			}
+			switch {
+			case in.Event != "":
+				seed.WriteString("G\n")
+			case in.From == "client":
+				seed.WriteByte('c')
+				seed.Write(in.Frame)
+				seed.WriteByte('\n')
+			default:
+				seed.WriteByte('a')
+				seed.Write(in.Frame)
+				seed.WriteByte('\n')
+			}
+		}
+		if seed.Len() < 20000 {
+			f.Add(seed.Bytes())
+		}
+	}
+	f.Add([]byte(`a{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"x\n"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := proxy.NewRouter(proxy.RouterConfig{
+			Modules: []rewrite.Module{cursor.Module(cursor.Options{Cap: 4})},
+			Logger:  slog.New(&failOnPanic{t: t}),
+			Version: "fuzz",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(outs []proxy.Out, in []byte) {
+			for _, o := range outs {
+				if o.Op == "" {
+					if !bytes.Equal(o.Frame, in) {
+						t.Fatalf("forwarded frame changed:\n in: %q\nout: %q", in, o.Frame)
+					}
+					continue
+				}
+				if !json.Valid(o.Frame) {
+					t.Fatalf("invalid JSON written (%s to %s) for input %q:\n%q", o.Op, o.To, in, o.Frame)
+				}
+			}
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			if string(line) == "G" {
+				check(r.ClientGone(nil), nil)
+				continue
+			}
+			side := pipe.Client
+			if line[0]%2 == 1 {
+				side = pipe.Agent
+			}
+			frame := line[1:]
+			if len(frame) == 0 {
+				continue
+			}
+			check(r.Handle(side, frame, nil), frame)
+		}
+		check(r.ClientGone(nil), nil)
+	})
+}

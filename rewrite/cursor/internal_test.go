@@ -1,0 +1,158 @@
+package cursor
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestSubagentLabel(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"builtin", `{"unspecified":{}}`, "unspecified"},
+		{"task wrapped builtin", `{"custom":{"unspecified":{}}}`, "unspecified"},
+		{"custom agent", `{"custom":{"name":"issue118-reader"}}`, "issue118-reader"},
+		{"task wrapped custom agent", `{"custom":{"custom":{"name":"issue118-reader"}}}`, "issue118-reader"},
+		{"explore", `{"explore":{}}`, "explore"},
+		{"string", `"shell"`, "shell"},
+		{"custom string", `{"custom":"vm_setup_helper"}`, "vm_setup_helper"},
+		{"two keys", `{"a":{},"b":{}}`, ""},
+		{"empty", `{}`, ""},
+		{"empty custom", `{"custom":{}}`, ""},
+		{"name not a string", `{"custom":{"name":3}}`, ""},
+		{"escaped key", `{"\u0065xplore":{}}`, "explore"},
+		{"deep", strings.Repeat(`{"custom":`, 40) + `{"x":{}}` + strings.Repeat(`}`, 40), ""},
+		{"number", `42`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := subagentLabel([]byte(tt.raw)); got != tt.want {
+				t.Errorf("subagentLabel(%s) = %q, want %q", tt.raw, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBounded(t *testing.T) {
+	tests := []struct {
+		name    string
+		cap     int
+		ops     func(b *bounded[string, int]) []string // returns evicted keys
+		want    string
+		evicted string
+	}{
+		{"under cap", 3, func(b *bounded[string, int]) []string {
+			return puts(b, "a", "b")
+		}, "a=0 b=1", ""},
+		{"oldest dropped first", 2, func(b *bounded[string, int]) []string {
+			return puts(b, "a", "b", "c", "d")
+		}, "c=2 d=3", "a b"},
+		{"re-put makes newest", 2, func(b *bounded[string, int]) []string {
+			ev := puts(b, "a", "b")
+			b.put("a", 9)
+			return append(ev, puts(b, "c")...)
+		}, "a=9 c=0", "b"},
+		{"delete and deleteFunc", 5, func(b *bounded[string, int]) []string {
+			ev := puts(b, "a", "b", "c", "d")
+			b.delete("b")
+			b.delete("zz")
+			b.deleteFunc(func(k string, _ int) bool { return k == "d" })
+			return ev
+		}, "a=0 c=2", ""},
+		{"cap below one is one", 0, func(b *bounded[string, int]) []string {
+			return puts(b, "a", "b")
+		}, "b=1", "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBounded[string, int](tt.cap)
+			ev := strings.Join(tt.ops(b), " ")
+			var got []string
+			b.each(func(k string, v int) bool { got = append(got, fmt.Sprintf("%s=%d", k, v)); return true })
+			if s := strings.Join(got, " "); s != tt.want || ev != tt.evicted {
+				t.Errorf("entries %q evicted %q, want %q and %q", s, ev, tt.want, tt.evicted)
+			}
+			if b.len() != len(got) {
+				t.Errorf("len %d, want %d", b.len(), len(got))
+			}
+		})
+	}
+}
+
+func puts(b *bounded[string, int], keys ...string) []string {
+	var ev []string
+	for i, k := range keys {
+		if old, _, ok := b.put(k, i); ok {
+			ev = append(ev, old)
+		}
+	}
+	return ev
+}
+
+// TestChildSessionID pins rule S1's derivation: deterministic, different
+// per parent, toolCallId and launch count, printable without newline.
+func TestChildSessionID(t *testing.T) {
+	a := childSessionID("s", "call-1\nfc_2", 0)
+	if a != childSessionID("s", "call-1\nfc_2", 0) {
+		t.Error("not deterministic")
+	}
+	for _, other := range []string{childSessionID("s2", "call-1\nfc_2", 0), childSessionID("s", "call-1", 0), childSessionID("s", "call-1\nfc_2", 1)} {
+		if other == a {
+			t.Errorf("collision: %s", a)
+		}
+	}
+	for _, r := range a {
+		if !unicode.IsPrint(r) || r == ' ' {
+			t.Errorf("unprintable %q in %q", r, a)
+		}
+	}
+}
+
+func TestMergeTodos(t *testing.T) {
+	tests := []struct {
+		name          string
+		list, changed []string
+		want          string
+	}{
+		{"update by id keeps other fields", []string{`{"id":"1","content":"a","status":"pending"}`}, []string{`{"id":"1","status":"completed"}`},
+			`[{"id":"1","content":"a","status":"completed"}]`},
+		{"new id appended", []string{`{"id":"1","content":"a","status":"pending"}`}, []string{`{"id":"2","content":"b","status":"pending"}`},
+			`[{"id":"1","content":"a","status":"pending"},{"id":"2","content":"b","status":"pending"}]`},
+		{"no id appended", nil, []string{`{"content":"x"}`}, `[{"content":"x"}]`},
+		{"vendor fields kept", []string{`{"id":"1","content":"a","status":"pending","extra":[1]}`}, []string{`{"id":"1","status":"in_progress","more":true}`},
+			`[{"id":"1","content":"a","status":"in_progress","extra":[1],"more":true}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(rawArray(mergeTodos(raws(tt.list), raws(tt.changed))))
+			if got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func raws(ss []string) [][]byte {
+	var out [][]byte
+	for _, s := range ss {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
+func TestSniffImage(t *testing.T) {
+	tests := map[string]string{
+		"iVBORw0KGgoAAAANSUhEUg": "image/png",
+		"/9j/4AAQSkZJRg":         "image/jpeg",
+		"R0lGODlhAQABAIAAAP":     "image/gif",
+		"AAAA":                   "",
+		"":                       "",
+	}
+	for data, want := range tests {
+		if got := sniffImage(data); got != want {
+			t.Errorf("sniffImage(%q) = %q, want %q", data, got, want)
+		}
+	}
+}

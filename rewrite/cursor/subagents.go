@@ -1,0 +1,245 @@
+package cursor
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// s1 reports whether the proxy announces Cursor subagents as standard
+// subagent sessions itself (rule S1).
+func (r *rewriter) s1() bool { return r.subagents && !r.opts.NativeSubagents }
+
+// s2 reports whether Cursor's draft subagent shapes are translated (S2).
+func (r *rewriter) s2() bool { return r.subagents && r.opts.NativeSubagents }
+
+// fallbackTitle is the child's title when the vendor gave no description.
+const fallbackTitle = "Subagent task"
+
+// childSessionID derives a child session id from the parent session, the
+// toolCallId and how many subagents that toolCallId launched before. It is
+// printable and has no newline, whatever the toolCallId contains.
+func childSessionID(parent, toolCallID string, n int) string {
+	h := sha256.New()
+	h.Write([]byte(parent))
+	h.Write([]byte{0})
+	h.Write([]byte(toolCallID))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(n)))
+	return "acp-normalize-subagent-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// childID returns the child session linked to the call, or "".
+func (c *call) childID() string {
+	if c.child != "" {
+		return c.child
+	}
+	if c.nativeShown {
+		return c.draftChild
+	}
+	return ""
+}
+
+// textBlock is a text content block.
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// subagentState is a standard subagent state.
+type subagentState struct {
+	State      string `json:"state"`
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// subagentUpdate is a standard subagent_update.
+type subagentUpdate struct {
+	SessionUpdate string         `json:"sessionUpdate"`
+	SessionID     string         `json:"sessionId"`
+	Title         string         `json:"title,omitempty"`
+	Description   string         `json:"description,omitempty"`
+	State         *subagentState `json:"state,omitempty"`
+}
+
+// announce returns the frames that must reach the client before the next
+// frame of a launch call: the child's first subagent_update, a title
+// patch once the description is known, and the prompt as a session_message.
+func (r *rewriter) announce(c *call) [][]byte {
+	if c.session == "" {
+		return nil
+	}
+	var out [][]byte
+	if c.child == "" {
+		key := c.session + "\x00" + c.id
+		n, _ := r.launch.get(key)
+		if k, _, ev := r.launch.put(key, n+1); ev {
+			r.log.Debug("subagent launch table full; oldest entry dropped", "rule", "P6", "key", k)
+		}
+		c.child = childSessionID(c.session, c.id, n)
+		title := c.snap.description
+		if title == "" {
+			title = fallbackTitle
+		}
+		c.childTitled = c.snap.description != ""
+		out = r.appendFrame(out, subagentUpdate{SessionUpdate: "subagent_update", SessionID: c.child,
+			Title: title, Description: c.snap.subagentType, State: &subagentState{State: "running"}}, c.session)
+	} else if !c.childTitled && c.snap.description != "" {
+		c.childTitled = true
+		out = r.appendFrame(out, subagentUpdate{SessionUpdate: "subagent_update", SessionID: c.child,
+			Title: c.snap.description, Description: c.snap.subagentType}, c.session)
+	}
+	if !c.promptSent && c.snap.prompt != "" {
+		c.promptSent = true
+		out = r.appendFrame(out, struct {
+			SessionUpdate      string      `json:"sessionUpdate"`
+			MessageID          string      `json:"messageId"`
+			SenderSessionID    string      `json:"senderSessionId"`
+			RecipientSessionID string      `json:"recipientSessionId"`
+			Content            []textBlock `json:"content"`
+		}{"session_message", c.child + "-prompt", c.session, c.child,
+			[]textBlock{{"text", c.snap.prompt}}}, c.session)
+	}
+	return out
+}
+
+// finishChild returns the idle update of a foreground child whose launch
+// call completed; a background child stays running.
+func (r *rewriter) finishChild(c *call) [][]byte {
+	if c.child == "" || c.childIdle || c.snap.status != "completed" {
+		return nil
+	}
+	c.childIdle = true
+	return r.appendFrame(nil, subagentUpdate{SessionUpdate: "subagent_update", SessionID: c.child,
+		State: &subagentState{State: "idle", StopReason: "end_turn"}}, c.session)
+}
+
+func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
+	b, err := sessionUpdateFrame(sid, update)
+	if err != nil {
+		r.log.Error("subagent frame not built", "rule", "S1", "err", err)
+		return out
+	}
+	return append(out, b)
+}
+
+// appendLink adds the {"type":"session"} block for child to the content
+// array of a tool call frame, unless it is already there.
+func appendLink(frame []byte, child string) ([]byte, error) {
+	content, ok := pipe.Lookup(frame, "params", "update", "content")
+	if !ok || pipe.FirstByte(content) != '[' {
+		return frame, nil
+	}
+	link, err := rewrite.Marshal(struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+	}{"session", child})
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(content, link) {
+		return frame, nil
+	}
+	end := bytes.LastIndexByte(content, ']')
+	empty := true
+	_ = pipe.Elements(content, func([]byte) bool { empty = false; return false })
+	arr := make([]byte, 0, len(content)+len(link)+1)
+	arr = append(arr, content[:end]...)
+	if !empty {
+		arr = append(arr, ',')
+	}
+	arr = append(arr, link...)
+	arr = append(arr, content[end:]...)
+	return setUpdateRaw(frame, arr, "content")
+}
+
+// draftSubagent translates Cursor's draft subagent_spawned and
+// subagent_state_update into standard subagent_update frames (S2). Without
+// S2 they pass through untouched (Cursor only sends them when asked).
+func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if !r.s2() {
+		return v, nil
+	}
+	v.DropFrame() // draft tags are not in the v1 enum (P3)
+	child := strAt(upd, "subagentSessionId")
+	switch strAt(upd, "sessionUpdate") {
+	case "subagent_spawned":
+		if child == "" || sid == "" {
+			r.log.Debug("subagent_spawned without child or parent session dropped", "rule", "S2")
+			return v, nil
+		}
+		tcid := strAt(upd, "_meta", "cursor", "toolCallId")
+		c, known := r.calls.get(tcid)
+		if tcid != "" && !known {
+			c = &call{session: sid, id: tcid, task: true}
+			r.calls.put(tcid, c)
+		}
+		title, desc := fallbackTitle, strAt(upd, "name")
+		if c != nil {
+			c.task, c.draftChild, c.nativeShown = true, child, true
+			if m := strAt(upd, "_meta", "cursor", "model"); m != "" && c.snap.model == "" {
+				c.snap.model = m
+			}
+			if p := strAt(upd, "task"); p != "" && c.snap.prompt == "" {
+				c.snap.prompt = p
+			}
+			if c.snap.description != "" {
+				title = c.snap.description
+			}
+		}
+		if k, _, ev := r.drafts.put(child, sid); ev {
+			r.log.Debug("draft child table full; oldest entry dropped", "rule", "P6", "child", k)
+		}
+		b, err := sessionUpdateFrame(sid, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child,
+			Title: title, Description: desc, State: &subagentState{State: "running"}})
+		if err != nil {
+			return v, rewrite.RuleErrorf("S2", "%w", err)
+		}
+		v.Send(pipe.Client, b)
+		if c == nil {
+			return v, nil
+		}
+		meta, err := c.snap.metaValue()
+		if err != nil {
+			return v, rewrite.RuleErrorf("M", "%w", err)
+		}
+		u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id,
+			Content: promptContent(c.snap.prompt, &child), Meta: []byte(`{"acp-normalize":` + string(meta) + `}`)}
+		c.contentShown = true
+		link, err := sessionUpdateFrame(sid, u)
+		if err != nil {
+			return v, rewrite.RuleErrorf("S2", "%w", err)
+		}
+		v.Send(pipe.Client, link)
+	case "subagent_state_update":
+		if child == "" {
+			child = sid
+		}
+		parent, ok := r.drafts.get(child)
+		if !ok {
+			r.log.Debug("subagent_state_update for an unknown child dropped", "rule", "S2")
+			return v, nil
+		}
+		var st subagentState
+		switch strAt(upd, "state") {
+		case "completed":
+			st = subagentState{State: "idle", StopReason: "end_turn"}
+		case "cancelled":
+			st = subagentState{State: "idle", StopReason: "cancelled"}
+		case "running":
+			st = subagentState{State: "running"}
+		default:
+			return v, nil
+		}
+		b, err := sessionUpdateFrame(parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child, State: &st})
+		if err != nil {
+			return v, rewrite.RuleErrorf("S2", "%w", err)
+		}
+		v.Send(pipe.Client, b)
+	}
+	return v, nil
+}
