@@ -12,7 +12,7 @@ import (
 // changeLimit is how many characters of a value a pretty change line
 // shows, and maxFieldChanges how many field changes of a replace.
 const (
-	changeLimit     = 48
+	changeLimit     = 72
 	maxFieldChanges = 4
 )
 

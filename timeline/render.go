@@ -190,13 +190,15 @@ func inputSummary(s *proxy.Step, ms *methods) summary {
 	return sum
 }
 
+// fmtSummary renders a summary on one line: vendor ids may hold newlines.
 func fmtSummary(p palette, sum summary) string {
-	head := p.paint(ansiBold, sum.head)
+	text := oneLine(sum.head, 200)
+	head := p.paint(ansiBold, text)
 	if sum.isError {
-		head = p.paint(ansiRed, sum.head)
+		head = p.paint(ansiRed, text)
 	}
 	if sum.detail == "" {
 		return head
 	}
-	return head + "  " + sum.detail
+	return head + "  " + oneLine(sum.detail, 400)
 }
