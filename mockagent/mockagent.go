@@ -161,18 +161,22 @@ type server struct {
 	liveID map[int][]byte // recorded request index -> raw id of its live request
 }
 
-// Serve plays s to the client on cfg.Stdin/cfg.Stdout until the client's
-// EOF. It returns nil at EOF, or the error that stopped it.
-func Serve(s *Script, cfg Config) error {
+func newServer(s *Script, cfg Config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	sv := &server{
+	return &server{
 		s: s, cfg: cfg, log: cfg.Logger,
 		w:      pipe.NewWriter(cfg.Stdout),
 		live:   make(map[string]int),
 		liveID: make(map[int][]byte),
 	}
+}
+
+// Serve plays s to the client on cfg.Stdin/cfg.Stdout until the client's
+// EOF. It returns nil at EOF, or the error that stopped it.
+func Serve(s *Script, cfg Config) error {
+	sv := newServer(s, cfg)
 	sv.pump(-1)
 	if err := sv.w.Flush(); err != nil {
 		return fmt.Errorf("writing to client: %w", err)

@@ -31,6 +31,7 @@ type Diff struct {
 	ms      *methods
 	clk     clock
 	changed int
+	files   int // captures begun, to separate them by a blank line
 	sb      strings.Builder
 }
 
@@ -42,6 +43,10 @@ func NewDiff(w io.Writer, opts Options) *Diff {
 // Begin implements Renderer.
 func (d *Diff) Begin(name string) error {
 	d.name, d.ms, d.clk, d.changed = name, newMethods(), clock{}, 0
+	if d.files > 0 {
+		d.sb.WriteByte('\n')
+	}
+	d.files++
 	return nil
 }
 

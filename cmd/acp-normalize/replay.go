@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+
+	"github.com/lmittmann/tint"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,7 +73,7 @@ func replayAction(c *cli.Context, st streams) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	logger := newLogger(st.stderr, nil, level, os.Getenv)
+	logger := replayLogger(st.stderr, level, os.Getenv)
 	failures := 0
 	for _, name := range files {
 		n, err := replayFile(name, st, r, out, proxy.RouterConfig{
@@ -178,6 +181,21 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 		return nil, fmt.Errorf("--format must be jsonl or pretty, not %q", format)
 	}
 	return failingWrites{r}, nil
+}
+
+// replayLogger logs module messages without timestamps: the time of a
+// replay says nothing about the session.
+func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
+	return slog.New(tint.NewHandler(stderr, &tint.Options{
+		Level:   level,
+		NoColor: !useColor(stderr, getenv),
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }
 
 // colorMode resolves --color: auto colours only a terminal, and not
