@@ -12,14 +12,15 @@ import (
 // changeLimit is how many characters of a value a pretty change line
 // shows, and maxFieldChanges how many field changes of a replace.
 const (
-	changeLimit     = 72
+	changeLimit     = 96
 	maxFieldChanges = 4
 )
 
 // Pretty writes a human timeline, one line per frame:
 //
 //	+0.412s  A→C  result #0 initialize  protocol 1, agent claude 0.101.0
-//	           ~ replaced → client: + result.agentCapabilities._meta.acp-normalize = {...}
+//	           ~ replaced → client
+//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor"],"version":"0.1.0"}
 //
 // time offset from the capture's first timestamp, direction (C→A client
 // to agent, A→C agent to client, A! agent stderr, -- an event), the method
@@ -139,7 +140,8 @@ func (t *Pretty) changeLines(s *proxy.Step) {
 		case pipe.OpDrop:
 			t.line(indent + mark + " (never reaches " + c.to.String() + ")")
 		case pipe.OpReplace:
-			t.line(indent + mark + " → " + c.to.String() + ": " + t.replaceText(s.In, c.frame))
+			t.line(indent + mark + " → " + c.to.String())
+			t.replaceLines(indent+"    ", s.In, c.frame)
 		default:
 			sum := summarize(c.frame, c.to, t.ms)
 			t.ms.observe(c.to, c.frame)
@@ -148,21 +150,20 @@ func (t *Pretty) changeLines(s *proxy.Step) {
 	}
 }
 
-// replaceText lists the first field changes of a replacement.
-func (t *Pretty) replaceText(in, out []byte) string {
+// replaceLines writes the first field changes of a replacement, one a line.
+func (t *Pretty) replaceLines(indent string, in, out []byte) {
 	fcs := fieldChanges(in, out)
 	if len(fcs) == 0 {
-		return "bytes changed, same JSON value"
+		t.line(indent + "(same JSON value, other bytes)")
+		return
 	}
-	parts := make([]string, 0, maxFieldChanges+1)
 	for i, fc := range fcs {
 		if i == maxFieldChanges {
-			parts = append(parts, "(+"+strconv.Itoa(len(fcs)-i)+" more)")
-			break
+			t.line(indent + "(" + strconv.Itoa(len(fcs)-i) + " more changes: see --diff)")
+			return
 		}
-		parts = append(parts, fc.render(changeLimit))
+		t.line(indent + fc.render(changeLimit))
 	}
-	return strings.Join(parts, "; ")
 }
 
 func (t *Pretty) line(s string) {

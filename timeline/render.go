@@ -173,7 +173,7 @@ func endLabel(s *proxy.Step) string {
 	if s.Kind == proxy.StepEnd {
 		return "end of capture: the client is gone"
 	}
-	label := "event " + s.Text
+	label := "event " + oneLine(s.Text, 80)
 	if s.Code != nil {
 		label += " code " + strconv.Itoa(*s.Code)
 	}

@@ -124,6 +124,17 @@ func summarize(frame []byte, to pipe.Side, ms *methods) summary {
 	}
 }
 
+// count says "1 todo", "2 todos", "3 entries".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return strconv.Itoa(n) + " " + strings.TrimSuffix(noun, "y") + "ies"
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 func joinNonEmpty(parts ...string) string {
 	var out []string
 	for _, p := range parts {
@@ -189,14 +200,14 @@ func describeCall(method string, p map[string]any) summary {
 			d = append(d, "model "+m)
 		}
 	case "update_todos":
-		d = append(d, fmt.Sprintf("%d todos", len(list(p, "todos"))))
+		d = append(d, count(len(list(p, "todos")), "todo"))
 		if mg, ok := p["merge"].(bool); ok {
 			d = append(d, "merge="+strconv.FormatBool(mg))
 		}
 	case "create_plan":
-		d = append(d, quote(str(p, "name")), fmt.Sprintf("%d todos", len(list(p, "todos"))))
+		d = append(d, quote(str(p, "name")), count(len(list(p, "todos")), "todo"))
 	case "ask_question":
-		d = append(d, fmt.Sprintf("%d questions", len(list(p, "questions"))))
+		d = append(d, count(len(list(p, "questions")), "question"))
 	case "generate_image":
 		d = append(d, quote(str(p, "description")))
 	}
@@ -225,12 +236,12 @@ func describeUpdate(s *summary, u map[string]any) []string {
 			em, _ := e.(map[string]any)
 			es = append(es, statusMark(str(em, "status"))+" "+quote(str(em, "content")))
 		}
-		d = append(d, fmt.Sprintf("%d entries", len(entries)))
+		d = append(d, count(len(entries), "entry"))
 		if len(es) > 0 {
 			d = append(d, strings.Join(es, " · "))
 		}
 	case "available_commands_update":
-		d = append(d, fmt.Sprintf("%d commands", len(list(u, "availableCommands"))))
+		d = append(d, count(len(list(u, "availableCommands")), "command"))
 	case "current_mode_update":
 		d = append(d, str(u, "currentModeId"))
 	case "session_info_update":
@@ -238,7 +249,7 @@ func describeUpdate(s *summary, u map[string]any) []string {
 	case "usage_update":
 		d = append(d, str(u, "used")+"/"+str(u, "size"))
 	case "config_option_update":
-		d = append(d, fmt.Sprintf("%d options", len(list(u, "configOptions"))))
+		d = append(d, count(len(list(u, "configOptions")), "option"))
 	case "subagent_update":
 		d = append(d, "child "+str(u, "sessionId"), quote(str(u, "title")), str(get(u, "state"), "state"))
 	case "session_message":

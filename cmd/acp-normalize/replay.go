@@ -97,6 +97,11 @@ func replayAction(c *cli.Context, st streams) error {
 	return nil
 }
 
+// maxReportedLines is how many bad lines of one capture are reported
+// one by one (a replay output given by mistake would repeat one message
+// on every line).
+const maxReportedLines = 10
+
 // replayFile replays one capture and returns how many of its lines (or
 // the file itself) could not be read. The error is a failure to write.
 func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, cfg proxy.RouterConfig) (int, error) {
@@ -119,8 +124,10 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	err := proxy.Replay(in, cfg, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepError {
 			bad++
-			_ = out.Flush() // keep stdout and stderr in order on a terminal
-			fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
+			if bad <= maxReportedLines {
+				_ = out.Flush() // keep stdout and stderr in order on a terminal
+				fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
+			}
 			return nil
 		}
 		return r.Step(s)
@@ -134,6 +141,10 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	if err := r.End(); err != nil {
 		return bad, err
+	}
+	if bad > maxReportedLines {
+		_ = out.Flush()
+		fmt.Fprintf(st.stderr, "%s: %d more bad lines not shown\n", name, bad-maxReportedLines)
 	}
 	if readErr != nil {
 		_ = out.Flush()
