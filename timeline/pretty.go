@@ -132,7 +132,7 @@ func (t *Pretty) frameLine(s *proxy.Step, sum summary) {
 
 // changeLines writes what the proxy did because of s.
 func (t *Pretty) changeLines(s *proxy.Step) {
-	indent := strings.Repeat(" ", 14)
+	indent := strings.Repeat(" ", t.clk.width()+5)
 	for _, c := range changes(s) {
 		st := opStyle[c.op]
 		mark := t.p.paint(st[2], st[0]+" "+st[1])

@@ -151,10 +151,24 @@ func arrowColor(from pipe.Side) string {
 	return ansiMagenta
 }
 
-// clock formats timestamps as offsets from the first one of a capture.
-type clock struct{ base time.Time }
+// clock formats timestamps as offsets from the first one of a capture,
+// in a column 9 wide. A capture whose first record has no timestamp gets
+// no time column at all.
+type clock struct {
+	base    time.Time
+	started bool
+	none    bool
+}
 
+// offset returns the time column for ts: "" without a clock, blanks for
+// a record without a timestamp.
 func (c *clock) offset(ts time.Time) string {
+	if !c.started {
+		c.started, c.none = true, ts.IsZero()
+	}
+	if c.none {
+		return ""
+	}
 	if ts.IsZero() {
 		return strings.Repeat(" ", 9)
 	}
@@ -166,6 +180,14 @@ func (c *clock) offset(ts time.Time) string {
 		s = strings.Repeat(" ", n) + s
 	}
 	return s
+}
+
+// width is the width of the time column and its separator.
+func (c *clock) width() int {
+	if c.none {
+		return 0
+	}
+	return 9
 }
 
 // endLabel describes what produced the frames of an end step or exit event.

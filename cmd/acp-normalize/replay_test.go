@@ -39,7 +39,6 @@ func TestReplayCommand(t *testing.T) {
 		{"usage-no-capture", []string{"replay"}, nil},
 		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
 		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},
-		{"usage-unknown-module", []string{"replay", "--modules", "nonesuch", "testdata/mock-session.jsonl"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +66,16 @@ func TestReplayCommand(t *testing.T) {
 				t.Errorf("%s differs; got:\n%s", golden, got)
 			}
 		})
+	}
+}
+
+// TestReplayUnknownModule: --modules has the proxy's semantics; an
+// unknown name is a usage error (exit 2) naming the module.
+func TestReplayUnknownModule(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"acp-normalize", "replay", "--modules", "nonesuch", "testdata/mock-session.jsonl"}, nil, &stdout, &stderr)
+	if code != exitUsage || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), `acp-normalize: --modules: unknown module "nonesuch"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
 
@@ -124,5 +133,39 @@ func TestReplayJSONLByteExact(t *testing.T) {
 				t.Errorf("%d frames changed, want 1 (the initialize response)", changed)
 			}
 		})
+	}
+}
+
+// demoCapture is the bundled session `make demo` replays (issue 4 item 5).
+const demoCapture = "testdata/captures/cursor/subagent-foreground.jsonl"
+
+// TestDemo runs what `make demo` runs (docs/make-demo.mk) on the bundled
+// Cursor capture: a pretty timeline, exit 0, with the cursor/task request
+// answered by the proxy (C1) and the subagent's state shown. It skips
+// while the capture or the cursor module is not in the tree.
+func TestDemo(t *testing.T) {
+	snippet, err := os.ReadFile("../../docs/make-demo.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(snippet, []byte("DEMO_CAPTURE ?= "+demoCapture)) ||
+		!bytes.Contains(snippet, []byte("replay --format pretty $(DEMO_CAPTURE)")) {
+		t.Fatalf("docs/make-demo.mk does not replay %s in the pretty format", demoCapture)
+	}
+	capture := filepath.Join("..", "..", demoCapture)
+	if _, err := os.Stat(capture); err != nil {
+		t.Skipf("bundled capture not in this tree: %v", err)
+	}
+	if _, err := selectModules(allModules(moduleOptions{}), "cursor"); err != nil {
+		t.Skipf("cursor module not in this tree: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"acp-normalize", "replay", "--format", "pretty", capture}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"cursor/task #0", "✗ dropped", "↩ replied → agent", "[subagent completed]"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
 	}
 }
