@@ -55,7 +55,12 @@ func mockAgentAction(c *cli.Context, st streams) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %w", name, err)}
 	}
 	for _, b := range bad {
-		fmt.Fprintf(st.stderr, "%s:%v\n", name, b)
+		var le *mockagent.LineError
+		if errors.As(b, &le) {
+			fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, le.Line, le.Err)
+		} else {
+			fmt.Fprintf(st.stderr, "%s: %v\n", name, b)
+		}
 	}
 	logger.Debug("capture loaded", "requests", script.Requests(), "frames", script.Frames(), "bad lines", len(bad))
 	cfg := mockagent.Config{Stdin: st.stdin, Stdout: st.stdout, Logger: logger}

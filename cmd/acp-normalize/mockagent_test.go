@@ -338,3 +338,53 @@ func TestReadmeCommandMockAgent(t *testing.T) {
 		t.Errorf("%d message chunks, want 3", n)
 	}
 }
+
+// TestMockAgentCommand pins the command's own behaviour: usage errors,
+// bad capture lines reported as FILE:LINE and served around, frames only
+// on stdout, exit 0 at the client's EOF.
+func TestMockAgentCommand(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantCode   int
+		wantStdout string
+		wantStderr []string
+	}{
+		{name: "no_capture", args: []string{"mock-agent"}, wantCode: exitUsage,
+			wantStderr: []string{"acp-normalize: mock-agent: give exactly one capture"}},
+		{name: "missing_capture", args: []string{"mock-agent", "testdata/no-such.jsonl"}, wantCode: exitUsage,
+			wantStderr: []string{"acp-normalize: mock-agent: testdata/no-such.jsonl: no such file or directory"}},
+		{name: "bad_lines_reported_rest_served", args: []string{"mock-agent", "--no-stderr", "testdata/bad-lines.jsonl"},
+			stdin:      `{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}` + "\n",
+			wantCode:   0,
+			wantStdout: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"before"}}}}` + "\n" + `{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}` + "\n",
+			wantStderr: []string{
+				"testdata/bad-lines.jsonl:3: not a capture record",
+				"testdata/bad-lines.jsonl:4: replay output line, not a capture record",
+				"testdata/bad-lines.jsonl:5: bad ts",
+			}},
+		{name: "recorded_stderr_replayed", args: []string{"mock-agent", "--log-level", "error", "testdata/mock-session.jsonl"},
+			stdin:      `{"jsonrpc":"2.0","id":7,"method":"session/new","params":{}}` + "\n",
+			wantCode:   0,
+			wantStdout: `{"jsonrpc":"2.0","id":7,"result":{"sessionId":"sess-1"}}` + "\n" + `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}` + "\n",
+			wantStderr: []string{"loading model\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"acp-normalize"}, tt.args...), strings.NewReader(tt.stdin), &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
+			}
+			if stdout.String() != tt.wantStdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), tt.wantStdout)
+			}
+			for _, want := range tt.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
