@@ -221,9 +221,13 @@ func (sv *server) handle(frame []byte) {
 	}
 	method := string(env.Method)
 	id := bytes.Clone(env.ID)
-	nth := sv.live[method]
-	sv.live[method]++
 	recorded := sv.s.byMethod[method]
+	nth := sv.live[method]
+	if len(recorded) > 0 {
+		// Counted only for recorded methods: the state stays bounded by
+		// the capture whatever the client sends.
+		sv.live[method]++
+	}
 	if nth >= len(recorded) {
 		sv.pump(-1)
 		if len(recorded) == 0 {

@@ -105,7 +105,9 @@ func (t *Pretty) collapsible(s *proxy.Step, sum summary) bool {
 func (t *Pretty) addToRun(s *proxy.Step, sum summary) {
 	if r := t.run; r != nil && r.first.From == s.From && r.tag == sum.tag && r.session == sum.session {
 		r.count++
-		r.text.WriteString(sum.text)
+		if r.text.Len() <= 4*textLimit { // only the start is shown
+			r.text.WriteString(sum.text)
+		}
 		return
 	}
 	t.endRun()
