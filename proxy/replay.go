@@ -59,6 +59,10 @@ type Step struct {
 	Text string
 	// Code is the exit code of an exit event, when recorded.
 	Code *int
+	// Version, Argv and Modules are what a start event recorded: the
+	// proxy's version, the agent command and the modules then in use.
+	Version       string
+	Argv, Modules []string
 	// Outs is what the router wrote because of this step, in order.
 	Outs []Out
 	// Err is why the line could not be read (StepError).
@@ -135,6 +139,7 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 		switch {
 		case rec.Event != "":
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
+			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
 			if rec.Event == "exit" && !gone {
 				gone = true
 				outs = router.ClientGone(outs[:0])

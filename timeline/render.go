@@ -195,11 +195,20 @@ func endLabel(s *proxy.Step) string {
 	if s.Kind == proxy.StepEnd {
 		return "end of capture: the client is gone"
 	}
-	label := "event " + oneLine(s.Text, 80)
+	label := "event " + s.Text
+	if s.Version != "" {
+		label += ", recorded by acp-normalize " + s.Version
+	}
+	if s.Modules != nil {
+		label += ", modules [" + strings.Join(s.Modules, ",") + "]"
+	}
+	if s.Argv != nil {
+		label += ", agent " + strings.Join(s.Argv, " ")
+	}
 	if s.Code != nil {
 		label += " code " + strconv.Itoa(*s.Code)
 	}
-	return label
+	return oneLine(label, 300)
 }
 
 // inputSummary describes a step's input and notes request ids.
