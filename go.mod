@@ -3,6 +3,7 @@ module github.com/acp-normalize/acp-normalize
 go 1.26.0
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/lmittmann/tint v1.2.1
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/urfave/cli/v2 v2.27.7

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acp-normalize/acp-normalize/mockagent"
+)
+
+// mockAgentCommand is `acp-normalize mock-agent`.
+func mockAgentCommand(st streams) *cli.Command {
+	return &cli.Command{
+		Name:      "mock-agent",
+		Usage:     "serve a recorded capture as a stdio ACP agent",
+		ArgsUsage: "CAPTURE",
+		Description: "Acts as the agent of a recorded session: each client request is answered\n" +
+			"with the recorded response to the same method, in order (ids follow the live\n" +
+			"request); the recorded notifications and agent requests are sent in their\n" +
+			"recorded order. A request the capture cannot answer gets -32601 (method never\n" +
+			"recorded) or -32603 (recorded responses used up). It exits 0 at the client's EOF.\n" +
+			"Watch a recorded session, normalized, in an editor:\n" +
+			"  acp-normalize -- acp-normalize mock-agent capture.jsonl",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "info",
+				Usage: "debug, info, warn or error (logs go to stderr)"},
+			&cli.BoolFlag{Name: "no-stderr",
+				Usage: "do not replay the recorded agent stderr lines on stderr"},
+		},
+		Action: func(c *cli.Context) error { return mockAgentAction(c, st) },
+	}
+}
+
+// mockAgentAction loads the capture and serves it on stdin/stdout. Only
+// protocol frames go to stdout (rule F7 holds for the mock as well).
+func mockAgentAction(c *cli.Context, st streams) error {
+	if c.NArg() != 1 {
+		return usageError("mock-agent: give exactly one capture; usage: acp-normalize mock-agent CAPTURE")
+	}
+	name := c.Args().First()
+	level, err := parseLevel(c.String("log-level"))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	logger := newLogger(st.stderr, nil, level, os.Getenv).With("mock-agent", name)
+	f, err := os.Open(name)
+	if err != nil {
+		return usageError("mock-agent: %s: %v", name, errors.Unwrap(err))
+	}
+	defer f.Close()
+	script, bad, err := mockagent.Load(f, logger)
+	if err != nil {
+		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %w", name, err)}
+	}
+	for _, b := range bad {
+		var le *mockagent.LineError
+		if errors.As(b, &le) {
+			fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, le.Line, le.Err)
+		} else {
+			fmt.Fprintf(st.stderr, "%s: %v\n", name, b)
+		}
+	}
+	logger.Debug("capture loaded", "requests", script.Requests(), "frames", script.Frames(), "bad lines", len(bad))
+	cfg := mockagent.Config{Stdin: st.stdin, Stdout: st.stdout, Logger: logger}
+	if !c.Bool("no-stderr") {
+		cfg.Stderr = st.stderr
+	}
+	if err := mockagent.Serve(script, cfg); err != nil {
+		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %w", err)}
+	}
+	return nil
+}

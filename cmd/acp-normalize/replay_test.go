@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/replay")
+
+// TestReplayCommand pins the output of `acp-normalize replay` (rule R3)
+// byte for byte: stdout, stderr and the exit code, in
+// testdata/replay/NAME.golden. Module lists are given explicitly so that
+// adding a vendor module does not change them (only the version in the
+// initialize advertisement would). Run with -update to rewrite.
+func TestReplayCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"jsonl", []string{"replay", "--modules", "none", "testdata/mock-session.jsonl"}, nil},
+		{"pretty", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "never", "testdata/mock-session.jsonl"}, nil},
+		{"diff", []string{"replay", "--modules", "none", "--diff", "--format", "pretty", "testdata/mock-session.jsonl"}, nil},
+		{"diff-jsonl", []string{"replay", "--modules", "none", "--diff", "testdata/mock-session.jsonl"}, nil},
+		{"acpdbg-pretty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, nil},
+		{"acpdbg-jsonl", []string{"replay", "--modules", "none", "testdata/acpdbg-sample.jsonl"}, nil},
+		{"acpdbg-non-json-forward", []string{"replay", "--modules", "none", "--non-json", "forward", "testdata/acpdbg-sample.jsonl"}, nil},
+		{"bad-lines", []string{"replay", "--modules", "none", "testdata/bad-lines.jsonl"}, nil},
+		{"bad-lines-pretty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/bad-lines.jsonl"}, nil},
+		{"two-captures-two-connections", []string{"replay", "--modules", "none", "--diff", "--format", "pretty", "testdata/acpdbg-sample.jsonl", "testdata/mock-session.jsonl"}, nil},
+		{"missing-file-rest-replayed", []string{"replay", "--modules", "none", "testdata/no-such-capture.jsonl", "testdata/bad-lines.jsonl"}, nil},
+		{"color-always", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "always", "testdata/acpdbg-sample.jsonl"}, nil},
+		{"color-auto-not-a-tty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, map[string]string{"NO_COLOR": ""}},
+		{"usage-no-capture", []string{"replay"}, nil},
+		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
+		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"acp-normalize"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+			got := "exit " + strconv.Itoa(code) + "\n-- stdout --\n" + stdout.String() + "-- stderr --\n" + stderr.String()
+			golden := filepath.Join("testdata", "replay", tt.name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs; got:\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// TestReplayUnknownModule: --modules has the proxy's semantics; an
+// unknown name is a usage error (exit 2) naming the module.
+func TestReplayUnknownModule(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"acp-normalize", "replay", "--modules", "nonesuch", "testdata/mock-session.jsonl"}, nil, &stdout, &stderr)
+	if code != exitUsage || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), `acp-normalize: --modules: unknown module "nonesuch"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestReplayStdin: "-" replays a capture from stdin.
+func TestReplayStdin(t *testing.T) {
+	in := `{"from":"agent","frame":{"jsonrpc":"2.0","method":"x","params":{ }}}` + "\n"
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"acp-normalize", "replay", "--modules", "none", "-"}, strings.NewReader(in), &stdout, &stderr)
+	if code != 0 || stdout.String() != `{"to":"client","frame":{"jsonrpc":"2.0","method":"x","params":{ }}}`+"\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestReplayJSONLByteExact: rule R3 with P1 — with no module, every
+// input frame of a capture comes out in the replay output spliced byte
+// for byte; only the initialize response differs (the advertisement,
+// rule M). Runs on the real Claude captures when ../shared is present.
+func TestReplayJSONLByteExact(t *testing.T) {
+	captures, _ := filepath.Glob("../../../shared/captures/claude/*.jsonl")
+	captures = append(captures, "testdata/mock-session.jsonl", "testdata/acpdbg-sample.jsonl")
+	for _, capture := range captures {
+		t.Run(filepath.Base(capture), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"acp-normalize", "replay", "--modules", "none", capture}, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			data, err := os.ReadFile(capture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in [][]byte
+			for _, line := range bytes.Split(data, []byte("\n")) {
+				i := bytes.Index(line, []byte(`"frame":{`))
+				if i < 0 || bytes.Contains(line, []byte(`"op":`)) || bytes.Contains(line, []byte(`"direction":"meta"`)) {
+					continue
+				}
+				in = append(in, line[i+len(`"frame":`):len(line)-1])
+			}
+			out := bytes.Split(bytes.TrimSuffix(stdout.Bytes(), []byte("\n")), []byte("\n"))
+			if len(out) != len(in) {
+				t.Fatalf("%d output lines for %d input frames", len(out), len(in))
+			}
+			changed := 0
+			for i := range in {
+				j := bytes.Index(out[i], []byte(`"frame":`))
+				frame := out[i][j+len(`"frame":`) : len(out[i])-1]
+				if !bytes.Equal(frame, in[i]) {
+					changed++
+					if !bytes.Contains(frame, []byte(`"acp-normalize":{"modules":[],"version":"`+version+`"}`)) {
+						t.Errorf("frame %d changed:\n in %s\nout %s", i, in[i], frame)
+					}
+				}
+			}
+			if changed != 1 {
+				t.Errorf("%d frames changed, want 1 (the initialize response)", changed)
+			}
+		})
+	}
+}
+
+// demoCapture is the bundled session `make demo` replays (issue 4 item 5).
+const demoCapture = "testdata/captures/cursor/subagent-foreground.jsonl"
+
+// TestDemo runs what `make demo` runs (docs/make-demo.mk) on the bundled
+// Cursor capture: a pretty timeline, exit 0, with the cursor/task request
+// answered by the proxy (C1) and the subagent's state shown. It skips
+// while the capture or the cursor module is not in the tree.
+func TestDemo(t *testing.T) {
+	snippet, err := os.ReadFile("../../docs/make-demo.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(snippet, []byte("DEMO_CAPTURE ?= "+demoCapture)) ||
+		!bytes.Contains(snippet, []byte("replay --format pretty $(DEMO_CAPTURE)")) {
+		t.Fatalf("docs/make-demo.mk does not replay %s in the pretty format", demoCapture)
+	}
+	capture := filepath.Join("..", "..", demoCapture)
+	if _, err := os.Stat(capture); err != nil {
+		t.Skipf("bundled capture not in this tree: %v", err)
+	}
+	if _, err := selectModules(allModules(moduleOptions{}), "cursor"); err != nil {
+		t.Skipf("cursor module not in this tree: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"acp-normalize", "replay", "--format", "pretty", capture}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"cursor/task #0", "✗ dropped", "↩ replied → agent", "[subagent completed]"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

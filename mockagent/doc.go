@@ -1,0 +1,33 @@
+// Package mockagent serves a recorded capture as a stdio ACP agent, so that
+// a real client (an editor, a test, or the proxy in front of it) can watch
+// a recorded session again without the vendor's agent.
+//
+// Load reads a capture's input records, as replay does (our captures,
+// {"from":...,"frame":...} lines and Kandev acpdbg captures), into a Script:
+// the agent's recorded frames in order, each gated by the last client
+// request recorded before it. Serve then answers the live client:
+//
+//   - Each live client request is matched to the recorded request of the
+//     same method in order (the 2nd live session/prompt is the 2nd
+//     recorded one) and answered with that request's recorded response,
+//     its id replaced by the live request's id (every other byte kept).
+//   - The agent's recorded notifications and requests (session/update,
+//     session/request_permission, cursor/task, ...) are written in their
+//     recorded order relative to those responses: a frame is written once
+//     the live client has sent the request recorded before it. A live
+//     request whose response lies further ahead writes everything up to
+//     that response at once, so a client that skips a recorded request
+//     never blocks the rest.
+//   - Agent requests keep their recorded ids; the client's responses to
+//     them are read and discarded (logged at debug).
+//   - A live request with no recorded response gets an error response at
+//     once, never silence: -32601 (method not found) when the capture has
+//     no request of that method at all, -32603 (internal error) when its
+//     recorded requests are used up or the capture ends before the agent
+//     answered it.
+//   - Recorded agent stderr lines are written to stderr in their place;
+//     recorded non-JSON stdout lines are skipped (stdout carries protocol
+//     frames only). At the client's EOF Serve returns.
+//
+// Timing is driven by the client's requests only: nothing sleeps.
+package mockagent

@@ -1,0 +1,314 @@
+package mockagent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// itemKind is what a script item is.
+type itemKind uint8
+
+const (
+	// itemFrame is an agent notification or request, written as recorded.
+	itemFrame itemKind = iota + 1
+	// itemResponse is the agent's response to a recorded client request.
+	itemResponse
+	// itemStderr is an agent stderr line.
+	itemStderr
+)
+
+// item is one recorded agent output.
+type item struct {
+	kind  itemKind
+	frame []byte // the frame, or the stderr line
+	// gate is the index in Script.requests of the last client request
+	// recorded before this item, or -1.
+	gate int
+	// req is the index of the request a response answers.
+	req int
+	// line is the capture line, for logs.
+	line int
+}
+
+// request is a recorded client request: its method and its ordinal among
+// the recorded requests of that method.
+type request struct {
+	method string
+	nth    int
+}
+
+// Script is a capture prepared for serving.
+type Script struct {
+	items    []item
+	requests []request
+	byMethod map[string][]int // method -> indices in requests, in order
+	response map[int]int      // request index -> index in items of its response
+	skipped  int              // non-JSON agent lines and unmatched responses
+}
+
+// Requests returns how many client requests the capture recorded.
+func (s *Script) Requests() int { return len(s.requests) }
+
+// Frames returns how many agent frames (responses, notifications and
+// requests) the script will write when every request is made.
+func (s *Script) Frames() int {
+	n := 0
+	for _, it := range s.items {
+		if it.kind != itemStderr {
+			n++
+		}
+	}
+	return n
+}
+
+// LineError is a capture line Load could not read.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Load reads a capture into a Script. Lines that cannot be read are
+// returned as *LineError values in bad and skipped; err is a failure to
+// read r.
+func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s = &Script{byMethod: make(map[string][]int), response: make(map[int]int)}
+	open := make(map[string]int) // raw id of a recorded client request -> index
+	last := -1
+	err = proxy.Replay(r, proxy.RouterConfig{}, func(st *proxy.Step) error {
+		switch st.Kind {
+		case proxy.StepError:
+			bad = append(bad, &LineError{Line: st.Line, Err: st.Err})
+		case proxy.StepStderr:
+			s.items = append(s.items, item{kind: itemStderr, frame: []byte(st.Text), gate: last, line: st.Line})
+		case proxy.StepFrame:
+			if st.From == pipe.Client {
+				env := pipe.Peek(st.In)
+				if env.Kind == pipe.Request {
+					m := string(env.Method)
+					last = len(s.requests)
+					s.requests = append(s.requests, request{method: m, nth: len(s.byMethod[m])})
+					s.byMethod[m] = append(s.byMethod[m], last)
+					open[string(env.ID)] = last
+				}
+				return nil
+			}
+			s.addAgentFrame(st, last, open, logger)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, bad, err
+	}
+	return s, bad, nil
+}
+
+func (s *Script) addAgentFrame(st *proxy.Step, gate int, open map[string]int, logger *slog.Logger) {
+	if st.NonJSON {
+		s.skipped++
+		logger.Debug("recorded non-JSON agent line skipped (stdout carries frames only)", "line", st.Line)
+		return
+	}
+	env := pipe.Peek(st.In)
+	if env.Kind != pipe.Response {
+		s.items = append(s.items, item{kind: itemFrame, frame: st.In, gate: gate, line: st.Line})
+		return
+	}
+	req, ok := open[string(env.ID)]
+	if !ok {
+		s.skipped++
+		logger.Debug("recorded response to no recorded request skipped", "line", st.Line, "id", string(env.ID))
+		return
+	}
+	delete(open, string(env.ID))
+	s.response[req] = len(s.items)
+	s.items = append(s.items, item{kind: itemResponse, frame: st.In, gate: gate, req: req, line: st.Line})
+}
+
+// Config configures Serve.
+type Config struct {
+	// Stdin and Stdout are the client's streams.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Stderr receives the recorded agent stderr lines; nil discards them.
+	Stderr io.Writer
+	Logger *slog.Logger
+}
+
+// server is the state of one Serve.
+type server struct {
+	s      *Script
+	cfg    Config
+	log    *slog.Logger
+	w      *pipe.Writer
+	cursor int            // next item to write
+	live   map[string]int // method -> live requests seen
+	liveID map[int][]byte // recorded request index -> raw id of its live request
+}
+
+func newServer(s *Script, cfg Config) *server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &server{
+		s: s, cfg: cfg, log: cfg.Logger,
+		w:      pipe.NewWriter(cfg.Stdout),
+		live:   make(map[string]int),
+		liveID: make(map[int][]byte),
+	}
+}
+
+// Serve plays s to the client on cfg.Stdin/cfg.Stdout until the client's
+// EOF. It returns nil at EOF, or the error that stopped it.
+func Serve(s *Script, cfg Config) error {
+	sv := newServer(s, cfg)
+	sv.pump(-1)
+	if err := sv.w.Flush(); err != nil {
+		return fmt.Errorf("writing to client: %w", err)
+	}
+	rd := pipe.NewReader(cfg.Stdin)
+	for {
+		frame, err := rd.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			sv.log.Debug("client closed its stream", "written", sv.cursor, "of", len(s.items))
+			return sv.w.Flush()
+		}
+		if err != nil {
+			_ = sv.w.Flush()
+			return fmt.Errorf("reading from client: %w", err)
+		}
+		sv.handle(frame)
+		if rd.Buffered() == 0 {
+			if err := sv.w.Flush(); err != nil {
+				return fmt.Errorf("writing to client: %w", err)
+			}
+		}
+		if err := sv.w.Err(); err != nil {
+			return fmt.Errorf("writing to client: %w", err)
+		}
+	}
+}
+
+// handle answers one frame from the client.
+func (sv *server) handle(frame []byte) {
+	env := pipe.Peek(frame)
+	switch env.Kind {
+	case pipe.Request:
+	case pipe.Response:
+		sv.log.Debug("client response to a recorded agent request discarded", "id", string(env.ID), "error", env.Error)
+		return
+	case pipe.Notification:
+		sv.log.Debug("client notification ignored", "method", string(env.Method))
+		return
+	default:
+		sv.log.Warn("client frame ignored: not a JSON-RPC message", "kind", env.Kind.String(), "bytes", len(frame))
+		return
+	}
+	method := string(env.Method)
+	id := bytes.Clone(env.ID)
+	recorded := sv.s.byMethod[method]
+	nth := sv.live[method]
+	if len(recorded) > 0 {
+		// Counted only for recorded methods: the state stays bounded by
+		// the capture whatever the client sends.
+		sv.live[method]++
+	}
+	if nth >= len(recorded) {
+		sv.pump(-1)
+		if len(recorded) == 0 {
+			sv.log.Warn("request not in the capture; answered method not found", "method", method, "id", string(id))
+			sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "Method not found: "+method+" (mock-agent: not in the capture)"))
+		} else {
+			sv.log.Warn("more requests than the capture has; answered with an error", "method", method, "recorded", len(recorded))
+			sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInternalError,
+				fmt.Sprintf("mock-agent: the capture has only %d %s response(s)", len(recorded), method)))
+		}
+		return
+	}
+	req := recorded[nth]
+	sv.liveID[req] = id
+	at, ok := sv.s.response[req]
+	switch {
+	case !ok:
+		sv.pump(-1)
+		sv.log.Warn("the capture ends before the agent answered this request; answered with an error", "method", method, "id", string(id))
+		sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInternalError, "mock-agent: the capture has no response to this "+method))
+	case at < sv.cursor:
+		// Its response was passed over while this request was missing.
+		sv.writeResponse(sv.s.items[at])
+		sv.pump(-1)
+	default:
+		sv.pump(at)
+	}
+}
+
+// pump writes items in order: every item up to index force, then items
+// as long as the request recorded before each has been made live.
+func (sv *server) pump(force int) {
+	for sv.cursor < len(sv.s.items) {
+		it := sv.s.items[sv.cursor]
+		if sv.cursor > force && !sv.made(it.gate) {
+			return
+		}
+		sv.cursor++
+		switch it.kind {
+		case itemFrame:
+			sv.write(it.frame)
+		case itemStderr:
+			if sv.cfg.Stderr != nil {
+				_, _ = sv.cfg.Stderr.Write(append(bytes.Clone(it.frame), '\n'))
+			}
+		case itemResponse:
+			if _, ok := sv.liveID[it.req]; ok {
+				sv.writeResponse(it)
+			} else {
+				sv.log.Debug("recorded response held until its request is made", "line", it.line, "method", sv.s.requests[it.req].method)
+			}
+		}
+	}
+}
+
+// made reports whether the live client has sent the recorded request with
+// index gate (or gate is -1).
+func (sv *server) made(gate int) bool {
+	if gate < 0 {
+		return true
+	}
+	r := sv.s.requests[gate]
+	return sv.live[r.method] > r.nth
+}
+
+// writeResponse writes a recorded response with the live request's id.
+func (sv *server) writeResponse(it item) {
+	id := sv.liveID[it.req]
+	frame := it.frame
+	if rec, ok := pipe.Lookup(frame, "id"); !ok || !bytes.Equal(rec, id) {
+		changed, err := rewrite.Set(frame, id, "id")
+		if err != nil {
+			sv.log.Warn("recorded response not sent: cannot set its id", "line", it.line, "err", err)
+			sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInternalError, "mock-agent: recorded response unusable"))
+			return
+		}
+		frame = changed
+	}
+	sv.write(frame)
+}
+
+func (sv *server) write(frame []byte) {
+	_ = sv.w.WriteFrame(frame, false)
+}

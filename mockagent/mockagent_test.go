@@ -1,0 +1,268 @@
+package mockagent
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+)
+
+// lines joins capture lines.
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+func client(frame string) string { return `{"from":"client","frame":` + frame + `}` }
+func agent(frame string) string  { return `{"from":"agent","frame":` + frame + `}` }
+
+// session is a recorded session: initialize, a notification after it,
+// session/new, a prompt turn with a permission request and a chunk.
+var session = lines(
+	client(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`),
+	agent(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`),
+	agent(`{"jsonrpc":"2.0","method":"_auth/status","params":{}}`),
+	client(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w"}}`),
+	`{"from":"agent","stderr":"session created"}`,
+	agent(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+	agent(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`),
+	client(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`),
+	agent(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`),
+	agent(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`),
+	client(`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`),
+	agent(`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`),
+)
+
+func TestServe(t *testing.T) {
+	tests := []struct {
+		name    string
+		capture string
+		// live is what the client sends; want[0] is written before the
+		// first client frame, want[i] after the i-th.
+		live       []string
+		want       [][]string
+		wantStderr string
+	}{
+		{
+			name:    "answers_in_order_ids_remapped_notifications_in_place",
+			capture: session,
+			live: []string{
+				`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}`,
+				`{"jsonrpc":"2.0","id":10,"method":"session/new","params":{}}`,
+				`{"jsonrpc":"2.0","id":11,"method":"session/prompt","params":{}}`,
+				`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"cancelled"}}}`,
+				`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+			},
+			want: [][]string{
+				nil,
+				{`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","method":"_auth/status","params":{}}`},
+				{`{"jsonrpc":"2.0","id":10,"result":{"sessionId":"s"}}`, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`},
+				{
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
+					`{"jsonrpc":"2.0","id":11,"result":{"stopReason":"end_turn"}}`,
+				},
+				nil,
+				nil,
+			},
+			wantStderr: "session created\n",
+		},
+		{
+			name: "frames_before_any_request_written_at_start_non_json_skipped",
+			capture: lines(
+				`{"from":"agent","text":"Using worktree: /w"}`,
+				agent(`{"jsonrpc":"2.0","method":"hello"}`),
+				client(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`),
+				agent(`{"jsonrpc":"2.0","id":0,"result":{}}`),
+			),
+			live: []string{`{"jsonrpc":"2.0","id":0,"method":"initialize"}`},
+			want: [][]string{
+				{`{"jsonrpc":"2.0","method":"hello"}`},
+				{`{"jsonrpc":"2.0","id":0,"result":{}}`},
+			},
+		},
+		{
+			name:    "unknown_method_gets_-32601_exhausted_method_-32603",
+			capture: session,
+			live: []string{
+				`{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`,
+				`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`,
+			},
+			want: [][]string{
+				nil,
+				{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: session/list (mock-agent: not in the capture)"}}`},
+				{`{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","method":"_auth/status","params":{}}`},
+				{`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"mock-agent: the capture has only 1 initialize response(s)"}}`},
+			},
+		},
+		{
+			name:    "skipped_recorded_request_never_blocks_its_response_waits",
+			capture: session,
+			live: []string{
+				`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}`,
+				`{"jsonrpc":"2.0","id":"n","method":"session/new","params":{}}`,
+				`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}`,
+			},
+			want: [][]string{
+				nil,
+				{
+					`{"jsonrpc":"2.0","method":"_auth/status","params":{}}`,
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`,
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
+					`{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}`,
+				},
+				{`{"jsonrpc":"2.0","id":"n","result":{"sessionId":"s"}}`},
+				{`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":1}}`},
+			},
+			wantStderr: "session created\n",
+		},
+		{
+			name: "capture_ends_before_the_response_-32603_after_its_frames",
+			capture: lines(
+				client(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}`),
+				agent(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"cut"}}}}`),
+				`{"event":"exit","code":1}`,
+			),
+			live: []string{`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`},
+			want: [][]string{
+				nil,
+				{
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"cut"}}}}`,
+					`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"mock-agent: the capture has no response to this session/prompt"}}`,
+				},
+			},
+		},
+		{
+			name: "id_replaced_every_other_byte_kept",
+			capture: lines(
+				client(`{"jsonrpc":"2.0","id":0,"method":"m"}`),
+				agent(`{ "jsonrpc" : "2.0" , "id" : 0 , "result" : { "a" : 1.0e0 , "s" : "\u00e9" } }`),
+			),
+			live: []string{`{"jsonrpc":"2.0","id":"live-1","method":"m"}`},
+			want: [][]string{
+				nil,
+				{`{ "jsonrpc" : "2.0" , "id" : "live-1" , "result" : { "a" : 1.0e0 , "s" : "\u00e9" } }`},
+			},
+		},
+		{
+			name: "acpdbg_capture",
+			capture: lines(
+				`{"ts":"2026-11-29T10:00:00Z","direction":"sent","frame":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}`,
+				`{"ts":"2026-11-29T10:00:01Z","direction":"received","frame":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}}`,
+				`{"ts":"2026-11-29T10:00:01Z","direction":"stderr","frame":"ready"}`,
+			),
+			live: []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`},
+			want: [][]string{
+				nil,
+				{`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`},
+			},
+			wantStderr: "ready\n",
+		},
+		{
+			name:    "invalid_client_frames_ignored",
+			capture: session,
+			live:    []string{`not json`, `{"jsonrpc":"2.0"}`},
+			want:    [][]string{nil, nil, nil},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, bad, err := Load(strings.NewReader(tt.capture), nil)
+			if err != nil || len(bad) > 0 {
+				t.Fatalf("Load: %v %v", err, bad)
+			}
+			var out, stderr bytes.Buffer
+			sv := newServer(s, Config{Stdout: &out, Stderr: &stderr})
+			var got [][]string
+			take := func() {
+				_ = sv.w.Flush()
+				var ls []string
+				for _, l := range strings.Split(out.String(), "\n") {
+					if l != "" {
+						ls = append(ls, l)
+					}
+				}
+				got = append(got, ls)
+				out.Reset()
+			}
+			sv.pump(-1)
+			take()
+			for _, f := range tt.live {
+				sv.handle([]byte(f))
+				take()
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d batches, want %d: %q", len(got), len(tt.want), got)
+			}
+			for i := range got {
+				if strings.Join(got[i], "\n") != strings.Join(tt.want[i], "\n") {
+					t.Errorf("after client frame %d:\n%s\nwant:\n%s", i, strings.Join(got[i], "\n"), strings.Join(tt.want[i], "\n"))
+				}
+			}
+			if stderr.String() != tt.wantStderr {
+				t.Errorf("stderr %q, want %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+// TestServeEOF: Serve answers a whole client stream and returns nil at
+// its EOF; only frames are written to stdout.
+func TestServeEOF(t *testing.T) {
+	s, _, err := Load(strings.NewReader(session), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader(lines(
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
+	))
+	var out bytes.Buffer
+	if err := Serve(s, Config{Stdin: in, Stdout: &out}); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	r := pipe.NewReader(&out)
+	n := 0
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			break
+		}
+		if env := pipe.Peek(f); env.Kind == pipe.Invalid || env.Kind == pipe.NotJSON {
+			t.Errorf("stdout line is no frame: %s", f)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d frames written, want 4:\n%s", n, out.String())
+	}
+}
+
+// TestLoadBadLines: unreadable lines are reported with their numbers and
+// the rest is loaded.
+func TestLoadBadLines(t *testing.T) {
+	s, bad, err := Load(strings.NewReader(lines(
+		client(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`),
+		`{oops`,
+		agent(`{"jsonrpc":"2.0","id":0,"result":{}}`),
+		`{"from":"moon","frame":{}}`,
+	)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, b := range bad {
+		var le *LineError
+		if !errors.As(b, &le) {
+			t.Fatalf("bad line error %T", b)
+		}
+		lines = append(lines, le.Line)
+	}
+	if len(lines) != 2 || lines[0] != 2 || lines[1] != 4 {
+		t.Errorf("bad lines %v, want [2 4]", lines)
+	}
+	if s.Requests() != 1 || s.Frames() != 1 {
+		t.Errorf("script: %d requests, %d frames; want 1 and 1", s.Requests(), s.Frames())
+	}
+}

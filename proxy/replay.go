@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+)
+
+// StepKind says what a replay Step stands for.
+type StepKind uint8
+
+const (
+	// StepFrame is an input frame (or non-JSON line) routed through the
+	// modules: Outs is what each side would have received.
+	StepFrame StepKind = iota + 1
+	// StepStderr is an agent stderr line; it is routed nowhere.
+	StepStderr
+	// StepEvent is an event record of the capture (start, exit, or an
+	// acpdbg meta line). For an exit event, Outs holds what the end of the
+	// connection produces (rules C12 and F6).
+	StepEvent
+	// StepEnd is the end of the capture: Outs holds what the modules said
+	// when the client went away (rule C12). It comes last, after any exit
+	// event, and only when the capture had no exit event.
+	StepEnd
+	// StepError is a capture line that could not be read; Err says why.
+	StepError
+)
+
+var stepKindNames = [...]string{"", "frame", "stderr", "event", "end", "error"}
+
+func (k StepKind) String() string {
+	if int(k) < len(stepKindNames) {
+		return stepKindNames[k]
+	}
+	return "unknown"
+}
+
+// Step is one input record of a capture and what replaying it produced.
+// Its slices are owned by the Step (they stay valid after the callback).
+type Step struct {
+	Kind StepKind
+	// Line is the 1-based line of the record in its capture (0 for StepEnd).
+	Line int
+	// TS is the record's timestamp, zero when the capture had none.
+	TS time.Time
+	// From is the side that sent the input (StepFrame, StepStderr).
+	From pipe.Side
+	// In is the input: the frame's raw bytes, or the text of a non-JSON
+	// line (NonJSON set).
+	In      []byte
+	NonJSON bool
+	// Text is the stderr line (StepStderr) or the event name (StepEvent).
+	Text string
+	// Code is the exit code of an exit event, when recorded.
+	Code *int
+	// Version, Argv and Modules are what a start event recorded: the
+	// proxy's version, the agent command and the modules then in use.
+	Version       string
+	Argv, Modules []string
+	// Outs is what the router wrote because of this step, in order.
+	Outs []Out
+	// Err is why the line could not be read (StepError).
+	Err error
+}
+
+// Delivered reports whether a StepFrame's input reached the other side,
+// as is (an Out with no Op) or replaced (OpReplace).
+func (s *Step) Delivered() bool {
+	for _, o := range s.Outs {
+		if o.Re == 0 {
+			continue
+		}
+		if o.Op == "" || o.Op == pipe.OpReplace {
+			return true
+		}
+	}
+	return false
+}
+
+// Changed reports whether normalization changed anything in this step:
+// the input was replaced or dropped, or frames were added.
+func (s *Step) Changed() bool {
+	if s.Kind == StepFrame && !s.Delivered() {
+		return true
+	}
+	for _, o := range s.Outs {
+		if o.Op != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Replay runs the input records of one capture through a fresh Router
+// built from cfg, as if they arrived on a live connection, and calls fn
+// with each Step in capture order (rule R3). No process is started.
+//
+// Output records of the capture (op lines) are skipped: they are what the
+// replay recomputes. A line that cannot be read becomes a StepError and
+// replay goes on with the next line. An exit event gives the modules
+// their end of connection (Router.ClientGone, then Router.AgentGone); a
+// capture without one ends with a StepEnd carrying ClientGone's frames.
+// An acpdbg frame that is a JSON string (not an object or array) is
+// replayed as the non-JSON line it stands for. cfg.Capture is ignored.
+//
+// Replay returns the first error of fn, or an error reading r; bad lines
+// are not errors of Replay.
+func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
+	cfg.Capture = nil
+	router, err := NewRouter(cfg)
+	if err != nil {
+		return err
+	}
+	cr := pipe.NewCaptureReader(r)
+	var outs []Out
+	gone := false
+	for {
+		rec, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var ce *pipe.CaptureError
+		if errors.As(err, &ce) {
+			if err := fn(&Step{Kind: StepError, Line: ce.Line, Err: ce.Err}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading capture: %w", err)
+		}
+		step := Step{Line: rec.Line, TS: rec.TS, From: rec.From}
+		switch {
+		case rec.Event != "":
+			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
+			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
+			if rec.Event == "exit" && !gone {
+				gone = true
+				outs = router.ClientGone(outs[:0])
+				outs = router.AgentGone(outs)
+				step.Outs = ownOuts(outs)
+			}
+		case !rec.IsInput():
+			continue // an output record: recomputed, not replayed
+		case rec.Stderr != nil:
+			step.Kind, step.Text = StepStderr, *rec.Stderr
+		default:
+			step.Kind = StepFrame
+			step.In, step.NonJSON = inputBytes(&rec)
+			outs = router.Handle(rec.From, step.In, outs[:0])
+			step.Outs = ownOuts(outs)
+		}
+		if err := fn(&step); err != nil {
+			return err
+		}
+	}
+	if gone {
+		return nil
+	}
+	outs = router.ClientGone(outs[:0])
+	return fn(&Step{Kind: StepEnd, Outs: ownOuts(outs)})
+}
+
+// inputBytes returns the bytes a record stands for on the wire, and
+// whether they are a non-JSON line.
+func inputBytes(rec *pipe.Record) ([]byte, bool) {
+	if rec.Frame == nil {
+		return []byte(*rec.Text), !pipe.IsJSON([]byte(*rec.Text))
+	}
+	if pipe.FirstByte(rec.Frame) == '"' {
+		var s string
+		if json.Unmarshal(rec.Frame, &s) == nil {
+			return []byte(s), !pipe.IsJSON([]byte(s))
+		}
+	}
+	return rec.Frame, false
+}
+
+// ownOuts copies outs so that they outlive the router's next call.
+func ownOuts(outs []Out) []Out {
+	if len(outs) == 0 {
+		return nil
+	}
+	own := make([]Out, len(outs))
+	for i, o := range outs {
+		o.Frame = bytes.Clone(o.Frame)
+		own[i] = o
+	}
+	return own
+}

@@ -1,0 +1,293 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// dropModule drops every frame containing "x/drop" and answers a request
+// among them with {} (a reply).
+func dropModule() rewrite.Module {
+	return rewrite.Module{
+		Name: "drop", Doc: "test: drops x/drop", Triggers: []string{`"x/drop"`},
+		New: func(rewrite.Env) rewrite.Rewriter { return dropRewriter{} },
+	}
+}
+
+type dropRewriter struct{}
+
+func (dropRewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	v.DropFrame()
+	if f.ID() != nil {
+		reply, err := rewrite.Result(f.ID(), []byte(`{}`))
+		if err != nil {
+			return v, err
+		}
+		v.Send(f.From, reply)
+	}
+	return v, nil
+}
+
+// stepLine renders a step compactly for comparison.
+func stepLine(s *Step) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%d", s.Kind, s.Line)
+	switch s.Kind {
+	case StepFrame:
+		fmt.Fprintf(&b, " %s:%s", s.From, s.In)
+		if s.NonJSON {
+			b.WriteString(" (non-JSON)")
+		}
+	case StepStderr, StepEvent:
+		fmt.Fprintf(&b, " %s", s.Text)
+	case StepError:
+		fmt.Fprintf(&b, " %v", s.Err)
+	}
+	for _, o := range s.Outs {
+		op := o.Op
+		if op == "" {
+			op = "forward"
+		}
+		fmt.Fprintf(&b, " | %s>%s %s", op, o.To, o.Frame)
+	}
+	return b.String()
+}
+
+func replayAll(t *testing.T, capture string, cfg RouterConfig) []string {
+	t.Helper()
+	var got []string
+	err := Replay(strings.NewReader(capture), cfg, func(s *Step) error {
+		got = append(got, stepLine(s))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Replay: %v", err)
+	}
+	return got
+}
+
+func TestReplay(t *testing.T) {
+	tests := []struct {
+		name    string
+		capture string
+		cfg     RouterConfig
+		want    []string
+	}{
+		{
+			name: "R3_P1_untouched_frames_byte_exact",
+			capture: `{"seq":1,"ts":"2026-11-29T10:00:00Z","from":"client","frame":{ "jsonrpc":"2.0" ,"id":7,"method":"session/prompt","params":{"x":1.50e1,"s":"\u00e9<&>"}}}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}}` + "\n",
+			want: []string{
+				`frame@1 client:{ "jsonrpc":"2.0" ,"id":7,"method":"session/prompt","params":{"x":1.50e1,"s":"\u00e9<&>"}} | forward>agent { "jsonrpc":"2.0" ,"id":7,"method":"session/prompt","params":{"x":1.50e1,"s":"\u00e9<&>"}}`,
+				`frame@2 agent:{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}} | forward>client {"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}`,
+				`end@0`,
+			},
+		},
+		{
+			name: "R3_output_records_ignored_events_and_stderr_kept",
+			capture: `{"seq":1,"event":"start","version":"0.1.0","agent":["a"],"modules":[]}` + "\n" +
+				`{"seq":2,"from":"agent","stderr":"warming up"}` + "\n" +
+				`{"seq":3,"from":"agent","frame":{"jsonrpc":"2.0","method":"n"}}` + "\n" +
+				`{"seq":4,"re":3,"op":"replace","to":"client","frame":{"jsonrpc":"2.0","method":"recorded-output"}}` + "\n" +
+				`{"seq":5,"re":3,"op":"drop","to":"client"}` + "\n",
+			want: []string{
+				`event@1 start`,
+				`stderr@2 warming up`,
+				`frame@3 agent:{"jsonrpc":"2.0","method":"n"} | forward>client {"jsonrpc":"2.0","method":"n"}`,
+				`end@0`,
+			},
+		},
+		{
+			name: "R3_bad_lines_reported_with_line_numbers_rest_replayed",
+			capture: `{"from":"agent","frame":{"jsonrpc":"2.0","method":"a"}}` + "\n" +
+				"\n" +
+				`not json at all` + "\n" +
+				`{"from":"nobody","frame":{}}` + "\n" +
+				`{"to":"client","frame":{"jsonrpc":"2.0","method":"a"}}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","method":"b"}}` + "\n",
+			want: []string{
+				`frame@1 agent:{"jsonrpc":"2.0","method":"a"} | forward>client {"jsonrpc":"2.0","method":"a"}`,
+				`error@3 not a capture record: invalid character 'o' in literal null (expecting 'u')`,
+				`error@4 bad "from" "nobody"`,
+				`error@5 replay output line, not a capture record`,
+				`frame@6 agent:{"jsonrpc":"2.0","method":"b"} | forward>client {"jsonrpc":"2.0","method":"b"}`,
+				`end@0`,
+			},
+		},
+		{
+			name: "R3_acpdbg_capture",
+			capture: `{"ts":"2026-11-29T10:00:00.000Z","direction":"meta","frame":{"agent":"cursor"}}` + "\n" +
+				`{"ts":"2026-11-29T10:00:00.001Z","direction":"sent","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}}` + "\n" +
+				`{"ts":"2026-11-29T10:00:00.002Z","direction":"stderr","frame":"cursor: starting"}` + "\n" +
+				`{"ts":"2026-11-29T10:00:00.003Z","direction":"received","frame":"Using worktree: /tmp/w"}` + "\n" +
+				`{"ts":"2026-11-29T10:00:00.004Z","direction":"received","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}}` + "\n",
+			want: []string{
+				`event@1 meta`,
+				`frame@2 client:{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}} | forward>agent {"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
+				`stderr@3 cursor: starting`,
+				`frame@4 agent:Using worktree: /tmp/w (non-JSON)`,
+				`frame@5 agent:{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}} | forward>client {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
+				`end@0`,
+			},
+		},
+		{
+			name: "F2_non_json_forwarded_by_policy_raw_synonym",
+			cfg:  RouterConfig{NonJSON: ForwardNonJSON},
+			capture: `{"from":"agent","raw":"Using worktree: /tmp/w"}` + "\n" +
+				`{"from":"agent","text":"{truncated"}` + "\n",
+			want: []string{
+				`frame@1 agent:Using worktree: /tmp/w (non-JSON) | forward>client Using worktree: /tmp/w`,
+				`frame@2 agent:{truncated | forward>client {truncated`,
+				`end@0`,
+			},
+		},
+		{
+			name: "modules_drop_and_reply",
+			cfg:  RouterConfig{Modules: []rewrite.Module{dropModule()}},
+			capture: `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"method":"x/drop"}}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","method":"x/drop"}}` + "\n",
+			want: []string{
+				`frame@1 agent:{"jsonrpc":"2.0","id":0,"method":"x/drop"} | reply>agent {"jsonrpc":"2.0","id":0,"result":{}}`,
+				`frame@2 agent:{"jsonrpc":"2.0","method":"x/drop"}`,
+				`end@0`,
+			},
+		},
+		{
+			name: "M_initialize_advertised_F6_exit_answers_pending",
+			cfg:  RouterConfig{Version: "9.9.9"},
+			capture: `{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{}}}}` + "\n" +
+				`{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}}` + "\n" +
+				`{"event":"exit","code":3}` + "\n",
+			want: []string{
+				`frame@1 client:{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}} | forward>agent {"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+				`frame@2 agent:{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{}}} | replace>client {"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{"_meta":{"acp-normalize":{"modules":[],"version":"9.9.9"}}}}}`,
+				`frame@3 client:{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}} | forward>agent {"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`,
+				`event@4 exit | reply>client {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`,
+			},
+		},
+		{
+			name:    "empty_capture",
+			capture: "",
+			want:    []string{`end@0`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := replayAll(t, tt.capture, tt.cfg)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestReplayStepsOwnTheirBytes: a step kept after its callback still
+// holds its frames (the router reuses its buffers).
+func TestReplayStepsOwnTheirBytes(t *testing.T) {
+	capture := strings.Repeat(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"n","params":{"i":1}}}`+"\n", 3)
+	var kept []*Step
+	if err := Replay(strings.NewReader(capture), RouterConfig{}, func(s *Step) error {
+		kept = append(kept, s)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range kept[:3] {
+		if !bytes.Equal(s.Outs[0].Frame, s.In) || string(s.In) != `{"jsonrpc":"2.0","method":"n","params":{"i":1}}` {
+			t.Errorf("step %d: in %s out %s", i, s.In, s.Outs[0].Frame)
+		}
+	}
+}
+
+// TestReplayCallbackErrorStops: the first error of the callback ends
+// the replay and is returned.
+func TestReplayCallbackErrorStops(t *testing.T) {
+	stop := errors.New("stop")
+	n := 0
+	err := Replay(strings.NewReader(strings.Repeat(`{"from":"agent","frame":{}}`+"\n", 5)), RouterConfig{}, func(*Step) error {
+		n++
+		return stop
+	})
+	if !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("err %v after %d steps, want stop after 1", err, n)
+	}
+}
+
+func TestStepDeliveredChanged(t *testing.T) {
+	tests := []struct {
+		name               string
+		step               Step
+		delivered, changed bool
+	}{
+		{"forwarded", Step{Kind: StepFrame, Outs: []Out{{To: pipe.Client, Re: 1}}}, true, false},
+		{"replaced", Step{Kind: StepFrame, Outs: []Out{{To: pipe.Client, Op: pipe.OpReplace, Re: 1}}}, true, true},
+		{"dropped", Step{Kind: StepFrame}, false, true},
+		{"dropped_with_reply", Step{Kind: StepFrame, Outs: []Out{{To: pipe.Agent, Op: pipe.OpReply, Re: 1}}}, false, true},
+		{"forwarded_with_emit", Step{Kind: StepFrame, Outs: []Out{{To: pipe.Client, Re: 1}, {To: pipe.Client, Op: pipe.OpEmit, Re: 1}}}, true, true},
+		{"stderr", Step{Kind: StepStderr}, false, false},
+		{"end_with_replies", Step{Kind: StepEnd, Outs: []Out{{To: pipe.Client, Op: pipe.OpReply}}}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.step.Delivered(); got != tt.delivered {
+				t.Errorf("Delivered() = %v", got)
+			}
+			if got := tt.step.Changed(); got != tt.changed {
+				t.Errorf("Changed() = %v", got)
+			}
+		})
+	}
+}
+
+// FuzzCaptureReader feeds arbitrary captures to the capture reader through
+// Replay: it never panics, reports bad lines with increasing line numbers
+// and, with no modules, forwards every JSON input frame byte for byte (P1).
+func FuzzCaptureReader(f *testing.F) {
+	for _, seed := range []string{
+		`{"seq":1,"ts":"2026-11-29T10:00:00Z","from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"m"}}` + "\n",
+		`{"from":"agent","raw":"x"}` + "\n" + `{"from":"agent","stderr":"e"}` + "\n",
+		`{"direction":"received","frame":"text"}` + "\n" + `{"direction":"meta","frame":{}}` + "\n",
+		`{"re":1,"op":"drop","to":"client"}` + "\n" + `{"event":"exit","code":0}` + "\n",
+		"\xef\xbb\xbf{\"from\":\"agent\",\"frame\":[1,2]}\r\n\n{bad\n",
+		`{"from":"agent","frame":null}` + "\n" + `{"to":"x"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lastLine := 0
+		err := Replay(bytes.NewReader(data), RouterConfig{NonJSON: ForwardNonJSON}, func(s *Step) error {
+			if s.Kind == StepEnd {
+				return nil
+			}
+			if s.Line <= lastLine {
+				t.Fatalf("line %d after line %d", s.Line, lastLine)
+			}
+			lastLine = s.Line
+			switch s.Kind {
+			case StepError:
+				if s.Err == nil {
+					t.Fatal("error step without an error")
+				}
+			case StepFrame:
+				if s.From != pipe.Client && s.From != pipe.Agent {
+					t.Fatalf("frame from %v", s.From)
+				}
+				if len(s.Outs) > 0 && s.Outs[0].Op == "" && !bytes.Equal(s.Outs[0].Frame, s.In) {
+					t.Fatalf("forwarded %q, input %q", s.Outs[0].Frame, s.In)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Replay of an in-memory capture failed: %v", err)
+		}
+	})
+}

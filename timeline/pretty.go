@@ -1,0 +1,184 @@
+package timeline
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+)
+
+// changeLimit is how many characters of a value a pretty change line
+// shows, and maxFieldChanges how many field changes of a replace.
+const (
+	changeLimit     = 96
+	maxFieldChanges = 4
+)
+
+// Pretty writes a human timeline, one line per frame:
+//
+//	+0.412s  A→C  result #0 initialize  protocol 1, agent claude 0.101.0
+//	           ~ replaced → client
+//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor"],"version":"0.1.0"}
+//
+// time offset from the capture's first timestamp, direction (C→A client
+// to agent, A→C agent to client, A! agent stderr, -- an event), the method
+// or "result"/"error" with the id (and the method it answers), and a
+// summary. Runs of unchanged message or thought chunks of one session are
+// collapsed into one line with a count. Below a frame, what the proxy did
+// about it: ~ replaced, ✗ dropped, ↩ replied, + emitted, ⇄ requested.
+type Pretty struct {
+	w   io.Writer
+	p   palette
+	ms  *methods
+	clk clock
+	run *chunkRun
+	sb  strings.Builder
+	err error
+}
+
+// chunkRun is a run of unchanged chunk frames being collapsed.
+type chunkRun struct {
+	first   *proxy.Step
+	tag     string
+	session string
+	text    strings.Builder
+	count   int
+}
+
+// NewPretty returns a Pretty renderer writing to w.
+func NewPretty(w io.Writer, opts Options) *Pretty {
+	return &Pretty{w: w, p: palette(opts.Color)}
+}
+
+// Begin implements Renderer.
+func (t *Pretty) Begin(name string) error {
+	t.ms, t.clk, t.run = newMethods(), clock{}, nil
+	t.line(t.p.paint(ansiBold, "── "+name+" ──"))
+	return t.flush()
+}
+
+// End implements Renderer.
+func (t *Pretty) End() error {
+	t.endRun()
+	t.line("")
+	return t.flush()
+}
+
+// Step implements Renderer.
+func (t *Pretty) Step(s *proxy.Step) error {
+	switch s.Kind {
+	case proxy.StepFrame:
+		sum := inputSummary(s, t.ms)
+		if t.collapsible(s, sum) {
+			t.addToRun(s, sum)
+			return t.flush()
+		}
+		t.endRun()
+		t.frameLine(s, sum)
+		t.changeLines(s)
+	case proxy.StepStderr:
+		t.endRun()
+		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
+	case proxy.StepEvent, proxy.StepEnd:
+		if s.Kind == proxy.StepEnd && len(s.Outs) == 0 {
+			break
+		}
+		t.endRun()
+		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+endLabel(s)))
+		t.changeLines(s)
+	}
+	return t.flush()
+}
+
+// collapsible reports whether s is an unchanged chunk that may join a run.
+func (t *Pretty) collapsible(s *proxy.Step, sum summary) bool {
+	switch sum.tag {
+	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
+	default:
+		return false
+	}
+	return len(s.Outs) == 1 && s.Outs[0].Op == ""
+}
+
+func (t *Pretty) addToRun(s *proxy.Step, sum summary) {
+	if r := t.run; r != nil && r.first.From == s.From && r.tag == sum.tag && r.session == sum.session {
+		r.count++
+		if r.text.Len() <= 4*textLimit { // only the start is shown
+			r.text.WriteString(sum.text)
+		}
+		return
+	}
+	t.endRun()
+	t.run = &chunkRun{first: s, tag: sum.tag, session: sum.session, count: 1}
+	t.run.text.WriteString(sum.text)
+}
+
+func (t *Pretty) endRun() {
+	r := t.run
+	if r == nil {
+		return
+	}
+	t.run = nil
+	head := "session/update " + r.tag
+	if r.count > 1 {
+		head += " ×" + strconv.Itoa(r.count)
+	}
+	t.frameLine(r.first, summary{head: head, detail: quote(r.text.String())})
+}
+
+func (t *Pretty) frameLine(s *proxy.Step, sum summary) {
+	t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)) + "  " + t.p.paint(arrowColor(s.From), arrow(s.From)) + "  " + fmtSummary(t.p, sum))
+}
+
+// changeLines writes what the proxy did because of s.
+func (t *Pretty) changeLines(s *proxy.Step) {
+	indent := strings.Repeat(" ", t.clk.width()+5)
+	for _, c := range changes(s) {
+		st := opStyle[c.op]
+		mark := t.p.paint(st[2], st[0]+" "+st[1])
+		switch c.op {
+		case pipe.OpDrop:
+			t.line(indent + mark + " (never reaches " + c.to.String() + ")")
+		case pipe.OpReplace:
+			t.line(indent + mark + " → " + c.to.String())
+			t.replaceLines(indent+"    ", s.In, c.frame)
+		default:
+			sum := summarize(c.frame, c.to, t.ms)
+			t.ms.observe(c.to, c.frame)
+			t.line(indent + mark + " → " + c.to.String() + ": " + fmtSummary(t.p, sum))
+		}
+	}
+}
+
+// replaceLines writes the first field changes of a replacement, one a line.
+func (t *Pretty) replaceLines(indent string, in, out []byte) {
+	fcs := fieldChanges(in, out)
+	if len(fcs) == 0 {
+		t.line(indent + "(same JSON value, other bytes)")
+		return
+	}
+	for i, fc := range fcs {
+		if i == maxFieldChanges {
+			t.line(indent + "(" + strconv.Itoa(len(fcs)-i) + " more changes: see --diff)")
+			return
+		}
+		t.line(indent + fc.render(changeLimit))
+	}
+}
+
+func (t *Pretty) line(s string) {
+	t.sb.WriteString(s)
+	t.sb.WriteByte('\n')
+}
+
+func (t *Pretty) flush() error {
+	if t.sb.Len() == 0 || t.err != nil {
+		t.sb.Reset()
+		return t.err
+	}
+	_, t.err = io.WriteString(t.w, t.sb.String())
+	t.sb.Reset()
+	return t.err
+}
