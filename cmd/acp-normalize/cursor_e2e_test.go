@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,18 +185,7 @@ func TestCursorE2E(t *testing.T) {
 }
 
 func cursorRunE2E(t *testing.T, env []string, forward bool) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool to build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "acp-normalize")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := proxyBinary // built by TestMain
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -19,32 +19,8 @@ import (
 	"time"
 )
 
-// proxyBinary is the acp-normalize binary built once by TestMain.
-var proxyBinary string
-
-func TestMain(m *testing.M) {
-	if script := os.Getenv("ACPN_FAKE_AGENT"); script != "" {
-		os.Exit(fakeAgent(script))
-	}
-	dir, err := os.MkdirTemp("", "acpn-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	proxyBinary = filepath.Join(dir, "acp-normalize")
-	build := exec.Command("go", "build", "-o", proxyBinary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building acp-normalize:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// session is a running proxy in front of the fake agent.
-type session struct {
+// proxySession is a running proxy in front of the fake agent.
+type proxySession struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -66,7 +42,7 @@ func script(t *testing.T, lines ...string) string {
 
 // start runs `acp-normalize FLAGS -- <test binary>` with the fake agent
 // script; extraEnv are KEY=VALUE pairs.
-func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) *session {
+func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) *proxySession {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -76,7 +52,7 @@ func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) 
 	// seconds to drain its input after EOF. Tests of F5 pass their own.
 	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--", self, "-test.run=^$")
 	cmd := exec.Command(proxyBinary, args...)
-	cmd.Env = append(append(os.Environ(), "ACPN_FAKE_AGENT="+scriptPath, "NO_COLOR=1"), extraEnv...)
+	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +61,7 @@ func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -100,7 +76,7 @@ func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) 
 	return s
 }
 
-func (s *session) send(lines ...string) {
+func (s *proxySession) send(lines ...string) {
 	s.t.Helper()
 	for _, l := range lines {
 		if _, err := io.WriteString(s.stdin, l+"\n"); err != nil {
@@ -110,7 +86,7 @@ func (s *session) send(lines ...string) {
 }
 
 // readAll reads stdout to EOF.
-func (s *session) readAll() string {
+func (s *proxySession) readAll() string {
 	s.t.Helper()
 	b, err := io.ReadAll(s.stdout)
 	if err != nil {
@@ -120,7 +96,7 @@ func (s *session) readAll() string {
 }
 
 // readLine reads one stdout line (without the newline).
-func (s *session) readLine() string {
+func (s *proxySession) readLine() string {
 	s.t.Helper()
 	l, err := s.stdout.ReadString('\n')
 	if err != nil {
@@ -131,7 +107,7 @@ func (s *session) readLine() string {
 
 // wait waits for the proxy to exit (at most limit: a hang is a failure,
 // not a timing assertion) and returns its exit code.
-func (s *session) wait(limit time.Duration) int {
+func (s *proxySession) wait(limit time.Duration) int {
 	s.t.Helper()
 	errc := make(chan error, 1)
 	go func() { errc <- s.cmd.Wait() }()

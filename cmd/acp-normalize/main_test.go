@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -9,9 +13,37 @@ import (
 // can start it as a process (the mock agent behind a proxy, say).
 const envRunMain = "ACP_NORMALIZE_TEST_RUN_MAIN"
 
+// envFakeAgent makes the test binary run a scripted fake agent (see
+// fakeAgent) from the script file it names.
+const envFakeAgent = "ACPN_FAKE_AGENT"
+
+// proxyBinary is the real acp-normalize binary, built once by TestMain for
+// the end-to-end tests.
+var proxyBinary string
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	if script := os.Getenv(envFakeAgent); script != "" {
+		os.Exit(fakeAgent(script))
+	}
+	dir, err := os.MkdirTemp("", "acpn-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	proxyBinary = filepath.Join(dir, "acp-normalize")
+	if runtime.GOOS == "windows" {
+		proxyBinary += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", proxyBinary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building acp-normalize:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
