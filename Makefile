@@ -6,13 +6,27 @@ BENCHTIME ?= 2s
 # Editors run on these: the module must build for all of them.
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: build install test lint cross fuzz bench clean
+DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
+
+.PHONY: build install demo test lint cross fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
 
 install:
 	$(GO) install ./cmd/acp-normalize
+
+## demo: build, then replay a bundled Cursor subagent session through the
+## vendor modules as a timeline (no agent, account or network needed).
+## `make demo DEMO_CAPTURE=my-session.jsonl` shows any capture.
+demo: build
+	@echo
+	@echo "Replaying $(DEMO_CAPTURE) through acp-normalize:"
+	@echo
+	@./$(BIN) replay --format pretty $(DEMO_CAPTURE)
+	@echo
+	@echo "Only the changes:  ./$(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
+	@echo "More:              README.md, \"Debugging a session\""
 
 ## test: format and vet checks, the cross-platform build, then every test with the race detector.
 test: lint cross

@@ -145,10 +145,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if c.Duration("kill-grace") <= 0 {
 		return exitUsage, usageError("--kill-grace must be positive")
 	}
-	mods, err := selectModules(allModules(moduleOptions{
-		forwardUnknownVendorMethods: c.Bool("forward-unknown-vendor-methods"),
-		cursorNativeSubagents:       c.Bool("cursor-native-subagents"),
-	}), c.String("modules"))
+	mods, err := selectModules(allModules(moduleOptionsFrom(c)), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
@@ -17,6 +19,15 @@ type moduleOptions struct {
 	// cursorNativeSubagents asks Cursor for its draft subagent shapes and
 	// translates them (rule S2).
 	cursorNativeSubagents bool
+}
+
+// moduleOptionsFrom reads the module flags; a subcommand sees the global
+// flags given before its name.
+func moduleOptionsFrom(c *cli.Context) moduleOptions {
+	return moduleOptions{
+		forwardUnknownVendorMethods: c.Bool("forward-unknown-vendor-methods"),
+		cursorNativeSubagents:       c.Bool("cursor-native-subagents"),
+	}
 }
 
 // allModules is the one place that lists the vendor modules, in the order

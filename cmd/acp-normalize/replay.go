@@ -52,7 +52,7 @@ func replayAction(c *cli.Context, st streams) error {
 	if len(files) == 0 {
 		return usageError("replay: no capture given; usage: acp-normalize replay [flags] CAPTURE...")
 	}
-	mods, err := selectModules(allModules(moduleOptions{}), c.String("modules"))
+	mods, err := selectModules(allModules(moduleOptionsFrom(c)), c.String("modules"))
 	if err != nil {
 		return usageError("--modules: %v", err)
 	}
