@@ -296,6 +296,14 @@ func (c *connection) writeFailed(to pipe.Side, err error) {
 		go c.closeClient()
 		return
 	}
+	select {
+	case <-c.clientGone:
+		// Expected: the agent's stdin was closed when the client left; a
+		// module's late reply (say, to a cursor/task) has nowhere to go.
+		c.log.Debug("agent's stdin is closed; frame for the agent dropped", "err", err)
+		return
+	default:
+	}
 	c.agentWriteErr.Do(func() {
 		c.log.Warn("writing to agent failed; its input is lost from here", "err", err)
 	})
