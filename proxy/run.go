@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -49,6 +50,8 @@ type connection struct {
 	clientGoneOnce sync.Once
 	agentWriteErr  sync.Once
 	clientWriteErr sync.Once
+	// agentStdinClosed is set just before the agent's stdin is closed.
+	agentStdinClosed atomic.Bool
 }
 
 // Run starts the agent and relays between it and the client until the
@@ -218,6 +221,7 @@ func (c *connection) closeClient() {
 		if err := c.writers[pipe.Agent].Flush(); err != nil {
 			c.log.Debug("flushing to agent failed", "err", err)
 		}
+		c.agentStdinClosed.Store(true)
 		_ = c.agent.stdin.Close()
 		close(c.clientGone)
 	})
@@ -296,13 +300,11 @@ func (c *connection) writeFailed(to pipe.Side, err error) {
 		go c.closeClient()
 		return
 	}
-	select {
-	case <-c.clientGone:
+	if c.agentStdinClosed.Load() {
 		// Expected: the agent's stdin was closed when the client left; a
 		// module's late reply (say, to a cursor/task) has nowhere to go.
 		c.log.Debug("agent's stdin is closed; frame for the agent dropped", "err", err)
 		return
-	default:
 	}
 	c.agentWriteErr.Do(func() {
 		c.log.Warn("writing to agent failed; its input is lost from here", "err", err)
