@@ -59,7 +59,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			r.started = true
 			line = bytes.TrimPrefix(line, bom)
 		}
-		line = trimLineEnding(line)
+		line = TrimLineEnding(line)
 		if isBlankLine(line) {
 			continue
 		}
@@ -98,7 +98,8 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-func trimLineEnding(line []byte) []byte {
+// TrimLineEnding removes a final "\n" or "\r\n" from line.
+func TrimLineEnding(line []byte) []byte {
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 		if n := len(line); n > 0 && line[n-1] == '\r' {

@@ -143,7 +143,7 @@ func expectedRelay(in []byte) []byte {
 	in = bytes.TrimPrefix(in, bom)
 	var out []byte
 	for _, line := range bytes.SplitAfter(in, []byte("\n")) {
-		line = trimLineEnding(line)
+		line = TrimLineEnding(line)
 		if isBlankLine(line) {
 			continue
 		}

@@ -330,21 +330,11 @@ func (c *connection) copyStderr() {
 			if c.cfg.AgentStderr != nil {
 				_, _ = c.cfg.AgentStderr.Write(line)
 			}
-			c.router.RecordStderr(string(trimNewline(line)))
+			c.router.RecordStderr(string(pipe.TrimLineEnding(line)))
 			line = line[:0]
 		}
 		if err != nil {
 			return
 		}
 	}
-}
-
-func trimNewline(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	return b
 }

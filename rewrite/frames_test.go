@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -158,42 +159,21 @@ func FuzzSet(f *testing.F) {
 	})
 }
 
-// plain reports whether obj has no duplicate or escaped keys at any level
+// plain reports whether obj has no duplicate or escaped keys at the levels
 // Set walks (the top level and one below).
-func plain(obj []byte) bool {
-	ok := true
-	seen := map[string]bool{}
-	_ = pipe.Members(obj, func(m pipe.Member) bool {
-		for _, c := range m.Key {
-			if c == '\\' {
-				ok = false
-			}
-		}
-		if seen[string(m.Key)] {
-			ok = false
-		}
-		seen[string(m.Key)] = true
-		if pipe.FirstByte(m.Value) == '{' && !plainOne(m.Value) {
-			ok = false
-		}
-		return ok
-	})
-	return ok
-}
+func plain(obj []byte) bool { return plainKeys(obj, 1) }
 
-func plainOne(obj []byte) bool {
+func plainKeys(obj []byte, depth int) bool {
 	ok := true
 	seen := map[string]bool{}
 	_ = pipe.Members(obj, func(m pipe.Member) bool {
-		for _, c := range m.Key {
-			if c == '\\' {
-				ok = false
-			}
-		}
-		if seen[string(m.Key)] {
+		if bytes.IndexByte(m.Key, '\\') >= 0 || seen[string(m.Key)] {
 			ok = false
 		}
 		seen[string(m.Key)] = true
+		if depth > 0 && pipe.FirstByte(m.Value) == '{' && !plainKeys(m.Value, depth-1) {
+			ok = false
+		}
 		return ok
 	})
 	return ok

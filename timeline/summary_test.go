@@ -9,6 +9,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 func TestSummarize(t *testing.T) {
@@ -110,7 +111,7 @@ func FuzzRenderers(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		err := proxy.Replay(bytes.NewReader(data), proxy.RouterConfig{Modules: []rewrite.Module{testModule()}, NonJSON: proxy.ForwardNonJSON}, func(s *proxy.Step) error {
+		err := proxy.Replay(bytes.NewReader(data), proxy.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: proxy.ForwardNonJSON}, func(s *proxy.Step) error {
 			for _, r := range rs {
 				if err := r.Step(s); err != nil {
 					return err

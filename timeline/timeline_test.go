@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -65,7 +66,7 @@ func TestGolden(t *testing.T) {
 		for _, rd := range renderers {
 			t.Run(base+"/"+rd.suffix, func(t *testing.T) {
 				var buf bytes.Buffer
-				render(t, rd.new(&buf), []rewrite.Module{testModule()}, capture)
+				render(t, rd.new(&buf), []rewrite.Module{rewritetest.Module()}, capture)
 				golden := filepath.Join("testdata", "golden", base+"."+rd.suffix)
 				if *update {
 					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -102,7 +103,7 @@ func TestColor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var plain, colored bytes.Buffer
-			mods := []rewrite.Module{testModule()}
+			mods := []rewrite.Module{rewritetest.Module()}
 			render(t, tc.new(&plain, Options{}), mods, "testdata/session.jsonl")
 			render(t, tc.new(&colored, Options{Color: true}), mods, "testdata/session.jsonl")
 			if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {

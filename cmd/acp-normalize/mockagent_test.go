@@ -19,6 +19,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // recordingClient is an ACP client (the Go SDK's Client interface) that
@@ -224,7 +225,7 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 		code, err := proxy.Run(proxy.Config{
 			Argv: []string{self, "mock-agent", "--log-level", "debug", capture},
 			Router: proxy.RouterConfig{
-				Modules: []rewrite.Module{testModule()},
+				Modules: []rewrite.Module{rewritetest.Module()},
 				Version: "test",
 				Capture: pipe.NewCaptureWriter(&rec, false),
 			},

@@ -1,4 +1,4 @@
-package main
+package rewritetest
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// testModule is a tiny module, for tests only, that makes every kind of
+// Module returns a tiny module, for tests only, that makes every kind of
 // change the proxy can make, so that the renderers' marks can be pinned:
 //
 //   - a session/update whose rawInput._toolName is "task" and that has no
@@ -19,7 +19,7 @@ import (
 //     to the client (requested); the client's answer is turned into the
 //     agent's reply, and an unanswered one is answered "cancelled" when the
 //     client goes away.
-func testModule() rewrite.Module {
+func Module() rewrite.Module {
 	return rewrite.Module{
 		Name:     "test",
 		Doc:      "test-only module exercising every kind of change",
