@@ -142,10 +142,9 @@ func mayBeResponse(raw []byte) bool {
 // written to dst. The frame's bytes may be appended as is (passthrough):
 // the caller must write dst before reading its next frame.
 func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
-	seq := r.recordInput(from, raw)
 	to := from.Other()
 	if !pipe.IsJSON(raw) {
-		return r.handleNonJSON(from, raw, seq, dst)
+		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
 	var matched uint64
 	for i, m := range r.mods {
@@ -154,20 +153,31 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		}
 	}
 	if matched == 0 && from == pipe.Agent && !mayBeResponse(raw) {
-		return append(dst, Out{To: to, Frame: raw, Re: seq})
+		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Numbered under the lock: the capture's order of the frames modules
+	// see is the order they saw them in, so a replay sees the same (R3).
+	seq := r.recordInput(from, raw)
 	f := &r.frames[from]
 	f.Reset(from, raw, seq)
-	env := f.Envelope()
+	// A copy: f is reset when a module replaces the frame; the slices in it
+	// point into raw, which stays valid for the whole call.
+	env := *f.Envelope()
 
-	if env.Kind == pipe.Response {
-		if pr, ok := r.takeProxyRequest(from, env.ID); ok {
-			r.record(seq, pipe.OpDrop, to, nil)
-			v := r.callResponse(pr, f)
-			return r.appendOutputs(dst, from, seq, pr.mod, v.Out)
+	if env.Kind == pipe.Response && isProxyID(env.ID) {
+		pr, ok := r.takeProxyRequest(from, env.ID)
+		// A response under a proxy id is never for the other side, even
+		// when the request is no longer known (answered already, or
+		// forgotten when the client left): drop it (C12).
+		r.record(seq, pipe.OpDrop, to, nil)
+		if !ok {
+			r.log.Debug("response to an unknown proxy request dropped", "rule", "C12", "id", string(env.ID), "from", from.String())
+			return dst
 		}
+		v := r.callResponse(pr, f)
+		return r.appendOutputs(dst, from, seq, pr.mod, v.Out)
 	}
 
 	cur := raw
@@ -277,12 +287,14 @@ func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, ou
 	return dst
 }
 
+// isProxyID reports whether a raw id is one of the proxy's own.
+func isProxyID(rawID []byte) bool {
+	return bytes.HasPrefix(rawID, []byte(`"`+rewrite.ProxyIDPrefix))
+}
+
 // takeProxyRequest returns and forgets the proxy request a response from
 // side from answers. r.mu must be held.
 func (r *Router) takeProxyRequest(from pipe.Side, rawID []byte) (proxyRequest, bool) {
-	if !bytes.HasPrefix(rawID, []byte(`"`+rewrite.ProxyIDPrefix)) {
-		return proxyRequest{}, false
-	}
 	id, err := strconv.Unquote(string(rawID))
 	if err != nil {
 		return proxyRequest{}, false

@@ -156,8 +156,10 @@ func TestRouterVerdicts(t *testing.T) {
 			{A, `{"id":6,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:2","method":"test/question","params":{"q":1}}`}},
 			{C, `{"jsonrpc":"2.0","id":"acp-normalize:2","result":{"a":2}}`, []string{`agent emit {"jsonrpc":"2.0","id":6,"result":{"a":2}}`}},
 			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
-			// A second response to the same id is not the proxy's any more.
-			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`}},
+			// A second response to the same id is dropped too: proxy ids are
+			// never the other side's.
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, nil},
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:99","error":{"code":1,"message":"x"}}`, nil},
 		}},
 		{"P5 a failing rule forwards the original", []step{
 			{A, `{"id":1,"method":"test/error","params":{}}`, []string{`client forward {"id":1,"method":"test/error","params":{}}`}},
@@ -292,5 +294,33 @@ func TestRouterPassthroughDoesNotAllocate(t *testing.T) {
 	dst := make([]Out, 0, 4)
 	if n := testing.AllocsPerRun(1000, func() { dst = r.Handle(A, chunk, dst[:0]) }); n != 0 {
 		t.Fatalf("passthrough allocates %v times per frame", n)
+	}
+}
+
+// passiveModule matches replaced frames and leaves them alone; it never
+// looks at the envelope.
+func passiveModule() rewrite.Module {
+	return rewrite.Module{
+		Name: "passive", Doc: "matches replaced frames, changes nothing", Triggers: []string{`"replaced"`},
+		New: func(rewrite.Env) rewrite.Rewriter { return passive{} },
+	}
+}
+
+type passive struct{}
+
+func (passive) Rewrite(*rewrite.Frame) (rewrite.Verdict, error) { return rewrite.Verdict{}, nil }
+
+func TestRouterBookkeepingAfterReplace(t *testing.T) {
+	// F6 and M must still see a client request that one module replaced
+	// and another then looked at.
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule(), passiveModule()}, Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSteps(t, r, []step{
+		{C, `{"id":4,"method":"test/replace","params":{"x":1}}`, []string{`agent replace {"id":4,"method":"test/replace","params":{"x":"replaced"}}`}},
+	})
+	if r.Pending() != 1 {
+		t.Fatalf("pending = %d, want 1: the replaced request was not tracked", r.Pending())
 	}
 }

@@ -54,6 +54,9 @@ func Result(id []byte, result any) ([]byte, error) {
 	if res == nil {
 		res = []byte("null")
 	}
+	if id == nil {
+		id = []byte("null")
+	}
 	out := make([]byte, 0, 40+len(id)+len(res))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
@@ -198,8 +201,9 @@ func nest(value []byte, path []string) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// Delete returns a copy of obj without the member at path (all duplicates
-// of its last key), keeping every other byte; obj itself if absent.
+// Delete returns a copy of obj without the member at path (every
+// duplicate of its last key), keeping every other byte; obj itself when
+// there is nothing to delete.
 func Delete(obj []byte, path ...string) ([]byte, error) {
 	if len(path) == 0 {
 		return obj, nil
@@ -218,59 +222,37 @@ func Delete(obj []byte, path ...string) ([]byte, error) {
 		}
 		return Set(obj, changed, path[0])
 	}
-	var spans [][2]int
-	var prevEnd = -1
-	first := true
+	var members []pipe.Member
+	deleted := 0
 	err := pipe.Members(obj, func(m pipe.Member) bool {
+		members = append(members, m)
 		if m.KeyIs(path[0]) {
-			if first {
-				// Remove from the key to the comma after the value, or
-				// nothing follows: from the comma before it.
-				spans = append(spans, [2]int{m.KeyStart, m.ValueEnd})
-			} else {
-				spans = append(spans, [2]int{prevEnd, m.ValueEnd})
-			}
+			deleted++
 		}
-		prevEnd = m.ValueEnd
-		first = false
 		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("delete %v: %w", path, err)
 	}
-	if len(spans) == 0 {
+	if deleted == 0 {
 		return obj, nil
 	}
+	// Rebuild from the kept members: each keeps the separator that stood
+	// before it, except the first kept one, which takes the place of the
+	// first member.
+	first, last := members[0], members[len(members)-1]
 	out := make([]byte, 0, len(obj))
-	pos := 0
-	for _, s := range spans {
-		start, end := s[0], s[1]
-		if start == spans[0][0] && start > 0 && spans[0] == s && isFirstMember(obj, start) {
-			// First member: also remove the following comma, if any.
-			j := end
-			for j < len(obj) && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\r' || obj[j] == '\n') {
-				j++
-			}
-			if j < len(obj) && obj[j] == ',' {
-				end = j + 1
-				for end < len(obj) && (obj[end] == ' ' || obj[end] == '\t' || obj[end] == '\r' || obj[end] == '\n') {
-					end++
-				}
-			}
+	out = append(out, obj[:first.KeyStart]...)
+	kept := 0
+	for i, m := range members {
+		if m.KeyIs(path[0]) {
+			continue
 		}
-		if start < pos {
-			start = pos
+		if kept > 0 {
+			out = append(out, obj[members[i-1].ValueEnd:m.KeyStart]...)
 		}
-		out = append(out, obj[pos:start]...)
-		pos = end
+		out = append(out, obj[m.KeyStart:m.ValueEnd]...)
+		kept++
 	}
-	return append(out, obj[pos:]...), nil
-}
-
-func isFirstMember(obj []byte, keyStart int) bool {
-	i := keyStart - 1
-	for i >= 0 && (obj[i] == ' ' || obj[i] == '\t' || obj[i] == '\r' || obj[i] == '\n') {
-		i--
-	}
-	return i >= 0 && obj[i] == '{'
+	return append(out, obj[last.ValueEnd:]...), nil
 }

@@ -62,6 +62,8 @@ func TestDelete(t *testing.T) {
 		{"nested", `{"u":{"status":"x","t":1}}`, []string{"u", "status"}, `{"u":{"t":1}}`},
 		{"absent is unchanged", `{"a":1}`, []string{"z"}, `{"a":1}`},
 		{"duplicates all removed", `{"a":1,"b":2,"a":3}`, []string{"a"}, `{"b":2}`},
+		{"duplicate first key", `{"a":1,"a":2,"b":3}`, []string{"a"}, `{"b":3}`},
+		{"spacing kept", "{ \"a\" : 1 ,\n \"b\" : 2 }", []string{"b"}, "{ \"a\" : 1 }"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +85,9 @@ func TestFrameBuilders(t *testing.T) {
 	}
 	if string(res) != `{"jsonrpc":"2.0","id":-3,"result":{"html":"<a>&"}}` {
 		t.Fatalf("Result = %s", res)
+	}
+	if res, _ := Result(nil, []byte(`{}`)); string(res) != `{"jsonrpc":"2.0","id":null,"result":{}}` {
+		t.Fatalf("Result without an id = %s", res)
 	}
 	if got := ErrorResponse([]byte(`"x"`), jsonrpc2.CodeMethodNotFound, "method not found"); string(got) != `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"method not found"}}` {
 		t.Fatalf("ErrorResponse = %s", got)
@@ -177,4 +182,33 @@ func plainKeys(obj []byte, depth int) bool {
 		return ok
 	})
 	return ok
+}
+
+// FuzzDelete checks that Delete keeps JSON valid, removes the key and
+// keeps every other member, duplicates and escapes included.
+func FuzzDelete(f *testing.F) {
+	f.Add([]byte(`{"a":1,"a":2,"b":3}`), "a")
+	f.Add([]byte(`{ "x" : [1,{"a":2}] , "a":{} }`), "a")
+	f.Fuzz(func(t *testing.T, obj []byte, key string) {
+		var before map[string]json.RawMessage
+		if json.Unmarshal(obj, &before) != nil || !utf8.ValidString(key) {
+			return
+		}
+		out, err := Delete(obj, key)
+		if err != nil {
+			t.Fatalf("Delete failed on valid JSON: %v", err)
+		}
+		var after map[string]json.RawMessage
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("Delete made invalid JSON: %q -> %q", obj, out)
+		}
+		if _, ok := after[key]; ok && bytes.IndexByte(obj, '\\') < 0 {
+			t.Fatalf("key %q still in %q", key, out)
+		}
+		for k, v := range before {
+			if k != key && string(after[k]) != string(v) && bytes.IndexByte(obj, '\\') < 0 {
+				t.Fatalf("member %q changed: %q -> %q", k, obj, out)
+			}
+		}
+	})
 }
