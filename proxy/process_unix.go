@@ -28,6 +28,12 @@ func (g processGroup) signal(sig os.Signal) error {
 	return err
 }
 
+// alive reports whether any process of the group is left.
+func (g processGroup) alive() bool {
+	err := syscall.Kill(-g.pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // terminate asks the group to exit (SIGTERM).
 func (g processGroup) terminate() error { return g.signal(syscall.SIGTERM) }
 

@@ -51,6 +51,10 @@ func jobFor(p *os.Process) processGroup {
 	return processGroup{job: job}
 }
 
+// alive reports false: what is left of the job is ended when the proxy
+// closes the job's handle (KILL_ON_JOB_CLOSE).
+func (g processGroup) alive() bool { return false }
+
 func (g processGroup) signal(os.Signal) error { return g.kill() }
 func (g processGroup) terminate() error       { return g.kill() }
 

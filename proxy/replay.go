@@ -103,8 +103,10 @@ func (s *Step) Changed() bool {
 //
 // Output records of the capture (op lines) are skipped: they are what the
 // replay recomputes. A line that cannot be read becomes a StepError and
-// replay goes on with the next line. An exit event gives the modules
-// their end of connection (Router.ClientGone, then Router.AgentGone); a
+// replay goes on with the next line. A client-gone event gives the modules
+// their last word (Router.ClientGone) where the live proxy gave it; an
+// exit event ends the connection (Router.ClientGone if not done yet, then
+// Router.AgentGone); a
 // capture without one ends with a StepEnd carrying ClientGone's frames.
 // An acpdbg frame that is a JSON string (not an object or array) is
 // replayed as the non-JSON line it stands for. cfg.Capture is ignored.
@@ -140,9 +142,14 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 		case rec.Event != "":
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
 			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
-			if rec.Event == "exit" && !gone {
-				gone = true
+			switch {
+			case rec.Event == "client-gone":
+				// Live, the modules got their last word here (C12).
 				outs = router.ClientGone(outs[:0])
+				step.Outs = ownOuts(outs)
+			case rec.Event == "exit" && !gone:
+				gone = true
+				outs = router.ClientGone(outs[:0]) // nothing if client-gone came first
 				outs = router.AgentGone(outs)
 				step.Outs = ownOuts(outs)
 			}

@@ -45,11 +45,14 @@ type connection struct {
 	router  *Router
 	agent   *agentProcess
 	writers [3]*pipe.Writer // by destination side
+	queues  [3]*sendQueue   // replies to a frame's sender, by destination side
 
 	clientGone     chan struct{}
 	clientGoneOnce sync.Once
 	agentWriteErr  sync.Once
 	clientWriteErr sync.Once
+	clientFailing  atomic.Bool // a write to the client failed; closeClient is under way
+	lastWordsOnce  sync.Once
 	// agentStdinClosed is set just before the agent's stdin is closed.
 	agentStdinClosed atomic.Bool
 }
@@ -88,6 +91,9 @@ func Run(cfg Config) (int, error) {
 	}
 	c.writers[pipe.Client] = pipe.NewWriter(cfg.Stdout)
 	c.writers[pipe.Agent] = pipe.NewWriter(agent.stdin)
+	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
+		c.queues[side] = newSendQueue(c.writers[side], func(err error) { c.writeFailed(side, err) })
+	}
 	c.log.Debug("agent started", "pid", agent.cmd.Process.Pid, "argv", pipe.RedactArgs(cfg.Argv))
 	c.recordEvent(pipe.Record{Event: "start"})
 
@@ -119,12 +125,20 @@ func Run(cfg Config) (int, error) {
 	case <-time.After(cfg.KillGrace):
 		c.log.Warn("agent's stdout still open after it exited; ending its process group")
 		_ = agent.group.kill()
-		_ = agent.stdout.SetReadDeadline(time.Now())
-		<-agentDone
+		if err := agent.stdout.SetReadDeadline(time.Now()); err != nil {
+			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)
+		}
+		select {
+		case <-agentDone:
+		case <-time.After(time.Second): // a pipe that cannot be interrupted (Windows)
+		}
 	}
-	c.deliver(pipe.Agent, router.AgentGone(nil), true)
-	if err := c.writers[pipe.Client].Flush(); err != nil {
-		c.log.Debug("flushing to client failed", "err", err)
+	// Processes the agent left behind in its group are ended too: the
+	// proxy leaves no orphans (on Windows the job object does this).
+	c.endGroup()
+	c.deliver(pipe.Agent, router.AgentGone(nil))
+	if !c.queues[pipe.Client].sync(cfg.KillGrace) {
+		c.log.Debug("flushing to client did not finish")
 	}
 	select {
 	case <-stderrDone:
@@ -186,6 +200,9 @@ func (c *connection) supervise(exited <-chan int) int {
 			c.log.Debug("agent exited", "code", code)
 			return code
 		case sig := <-c.cfg.Signals:
+			// The proxy is shutting down: modules answer what they still
+			// hold before the agent hears of it (C12).
+			c.lastWords(min(c.cfg.KillGrace, time.Second))
 			c.log.Info("forwarding signal to agent", "signal", sig.String())
 			if err := c.agent.group.signal(sig); err != nil {
 				c.log.Warn("forwarding signal failed", "signal", sig.String(), "err", err)
@@ -214,73 +231,117 @@ func (c *connection) supervise(exited <-chan int) int {
 }
 
 // closeClient runs once when the client is gone (EOF or a failed write to
-// it): modules get their last word, then the agent's stdin is closed.
+// it): the F5 grace starts, modules get their last word, and the agent's
+// stdin is closed once what was meant for it is written, or after the
+// grace if the agent does not read it (closing unblocks the writer).
 func (c *connection) closeClient() {
 	c.clientGoneOnce.Do(func() {
-		c.deliver(pipe.Client, c.router.ClientGone(nil), true)
-		if err := c.writers[pipe.Agent].Flush(); err != nil {
-			c.log.Debug("flushing to agent failed", "err", err)
-		}
+		close(c.clientGone)
+		c.recordEvent(pipe.Record{Event: "client-gone"})
+		c.lastWords(c.cfg.KillGrace)
 		c.agentStdinClosed.Store(true)
 		_ = c.agent.stdin.Close()
-		close(c.clientGone)
 	})
 }
 
+// lastWords runs once: the modules' Close outputs (rule C12: Cursor gets
+// cancelled for requests the proxy still holds) are sent, and what the
+// agent's writer holds is flushed, waiting at most limit.
+func (c *connection) lastWords(limit time.Duration) {
+	c.lastWordsOnce.Do(func() {
+		c.deliver(0, c.router.ClientGone(nil))
+		if !c.queues[pipe.Agent].sync(limit) {
+			c.log.Warn("agent is not reading its stdin; closing it anyway", "waited", limit)
+		}
+	})
+}
+
+// endGroup ends what is left of the agent's process group after the agent
+// exited: SIGTERM, then SIGKILL after the grace.
+func (c *connection) endGroup() {
+	if !c.agent.group.alive() {
+		return
+	}
+	c.log.Info("ending processes the agent left running", "grace", c.cfg.KillGrace)
+	_ = c.agent.group.terminate()
+	deadline := time.Now().Add(c.cfg.KillGrace)
+	for c.agent.group.alive() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c.agent.group.alive() {
+		_ = c.agent.group.kill()
+	}
+}
+
 // relay is one direction's loop: read a frame, route it, write the
-// result, flush when the input has nothing more buffered.
+// result. Output is flushed whenever the reader is about to read from its
+// source: after a burst, and before a partial line makes it wait, so no
+// complete frame is ever held back (P2).
 func (c *connection) relay(from pipe.Side, r io.Reader) error {
-	rd := pipe.NewReader(r)
+	to := from.Other()
+	rd := pipe.NewReader(flushBeforeRead{r: r, flush: func() {
+		c.flush(to)
+		if c.cfg.Router.Capture != nil {
+			_ = c.cfg.Router.Capture.Flush()
+		}
+	}})
 	var outs []Out
 	for {
 		frame, err := rd.ReadFrame()
 		if err != nil {
-			c.flush(from.Other())
+			c.flush(to)
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil
 			}
 			return fmt.Errorf("reading from %s: %w", from, err)
 		}
 		outs = c.router.Handle(from, frame, outs[:0])
-		c.deliver(from, outs, rd.Buffered() == 0)
+		c.deliver(from, outs)
 	}
 }
 
-// deliver writes outs; frames for the same side are written contiguously.
-// Frames in the frame's own direction are flushed when idle; replies to
-// the sender at once.
-func (c *connection) deliver(from pipe.Side, outs []Out, idle bool) {
-	wroteForward := false
+// flushBeforeRead calls flush before every read of its source.
+type flushBeforeRead struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
+}
+
+// deliver writes outs. Frames in the input's direction are written in
+// place by the calling loop (buffered; the loop flushes before it reads);
+// frames for the input's sender, and frames with no input (from == 0), go
+// through that side's queue. Frames for one side stay contiguous.
+func (c *connection) deliver(from pipe.Side, outs []Out) {
 	for i := 0; i < len(outs); {
 		to := outs[i].To
 		j := i + 1
 		for j < len(outs) && outs[j].To == to {
 			j++
 		}
-		flush := idle || to == from
-		var err error
-		if j == i+1 {
-			err = c.writers[to].WriteFrame(outs[i].Frame, flush)
+		if to == from || from == 0 {
+			frames := make([][]byte, 0, j-i)
+			for _, o := range outs[i:j] {
+				frames = append(frames, o.Frame)
+			}
+			c.queues[to].send(frames)
+		} else if j == i+1 {
+			if err := c.writers[to].WriteFrame(outs[i].Frame, false); err != nil {
+				c.writeFailed(to, err)
+			}
 		} else {
 			frames := make([][]byte, 0, j-i)
 			for _, o := range outs[i:j] {
 				frames = append(frames, o.Frame)
 			}
-			err = c.writers[to].WriteFrames(frames, flush)
-		}
-		if err != nil {
-			c.writeFailed(to, err)
-		}
-		if to != from {
-			wroteForward = true
+			if err := c.writers[to].WriteFrames(frames, false); err != nil {
+				c.writeFailed(to, err)
+			}
 		}
 		i = j
-	}
-	if idle && !wroteForward && from != 0 {
-		c.flush(from.Other())
-	}
-	if idle && c.cfg.Router.Capture != nil {
-		_ = c.cfg.Router.Capture.Flush()
 	}
 }
 
@@ -297,7 +358,9 @@ func (c *connection) writeFailed(to pipe.Side, err error) {
 			c.log.Warn("writing to client failed; shutting the agent down", "err", err)
 		})
 		// On its own goroutine: closeClient may itself be writing.
-		go c.closeClient()
+		if c.clientFailing.CompareAndSwap(false, true) {
+			go c.closeClient()
+		}
 		return
 	}
 	if c.agentStdinClosed.Load() {

@@ -174,6 +174,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			return exitUsage, usageError("--record: %v", err)
 		}
 		defer f.Close()
+		// A file that existed keeps its mode on open: make it private (R1).
+		if err := f.Chmod(0o600); err != nil {
+			return exitFailure, &exitError{code: exitFailure, err: fmt.Errorf("--record: %w", err)}
+		}
 		capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
 	}
 

@@ -513,3 +513,110 @@ func TestE2EUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestE2ECompleteFrameNotHeldBehindPartialLine(t *testing.T) {
+	// P2: a complete frame followed, in the same read, by the start of the
+	// next line reaches the client at once, not when the line completes.
+	raw := filepath.Join(t.TempDir(), "raw")
+	if err := os.WriteFile(raw, []byte("{\"a\":1}\n{\"b\":"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, script(t, "outfile "+raw, "sleep 30s"), nil)
+	got := make(chan string, 1)
+	go func() {
+		l, _ := s.stdout.ReadString('\n')
+		got <- l
+	}()
+	select {
+	case l := <-got:
+		if l != "{\"a\":1}\n" {
+			t.Fatalf("got %q", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the complete frame was held back behind the partial line")
+	}
+}
+
+func TestE2ELeftoverProcessesEnded(t *testing.T) {
+	// F5/F6: processes the agent started and left running when it exited
+	// are ended with it (here one with its stdio redirected, which does
+	// not hold the agent's stdout open).
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	s := start(t, script(t, "spawn "+pidfile, "exit 4"), []string{"--kill-grace", "1s"})
+	pids := readPids(t, pidfile)
+	s.stdin.Close()
+	if code := s.wait(20 * time.Second); code != 4 {
+		t.Fatalf("exit code %d, want 4", code)
+	}
+	waitGone(t, pids[1:])
+}
+
+func TestE2EGrandchildHoldingStdout(t *testing.T) {
+	// F6: a grandchild holds the agent's stdout open after the agent
+	// exited: after the grace the group is ended and the code mirrored.
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	s := start(t, script(t, "spawn-holding "+pidfile, `out {"jsonrpc":"2.0","method":"bye"}`, "exit 3"), []string{"--kill-grace", "500ms"})
+	pids := readPids(t, pidfile)
+	if got := s.readLine(); got != `{"jsonrpc":"2.0","method":"bye"}` {
+		t.Fatalf("got %q", got)
+	}
+	if code := s.wait(20 * time.Second); code != 3 {
+		t.Fatalf("exit code %d, want 3; stderr:\n%s", code, s.stderr.String())
+	}
+	waitGone(t, pids[1:])
+}
+
+func TestE2ERecordOverExistingFile(t *testing.T) {
+	// R1: the capture is private even when the file existed with a wider
+	// mode.
+	rec := filepath.Join(t.TempDir(), "session.jsonl")
+	if err := os.WriteFile(rec, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, script(t, "exit 0"), []string{"--record", rec})
+	s.stdin.Close()
+	s.wait(20 * time.Second)
+	st, err := os.Stat(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("capture mode %v, want 0600", st.Mode().Perm())
+	}
+	data, _ := os.ReadFile(rec)
+	if strings.HasPrefix(string(data), "old") {
+		t.Fatal("old content not truncated")
+	}
+}
+
+func TestE2ESignalCancelsOpenCursorRequests(t *testing.T) {
+	// C12: when the proxy is shut down by a signal while it holds a Cursor
+	// request (a plan awaiting the user's approval), Cursor gets
+	// "cancelled" before the signal reaches it.
+	s := start(t, script(t,
+		"ignore-term",
+		"wait session/new",
+		`out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}`,
+		"wait session/prompt",
+		`out {"jsonrpc":"2.0","id":0,"method":"cursor/create_plan","params":{"toolCallId":"plan-1","name":"Refactor","plan":"# Plan"}}`,
+		"wait cancelled",
+		"err GOT-CANCELLED",
+		"exit 0"), []string{"--kill-grace", "5s"})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	s.readLine() // session/new result
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	for {
+		if l := s.readLine(); strings.Contains(l, `"session/request_permission"`) {
+			break
+		}
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(20 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr.String())
+	}
+	if !strings.Contains(s.stderr.String(), "GOT-CANCELLED") {
+		t.Fatalf("the agent never got cancelled; stderr:\n%s", s.stderr.String())
+	}
+}

@@ -18,6 +18,7 @@ import (
 // fakeAgent when ACPN_FAKE_AGENT names a script file. Script lines:
 //
 //	out <raw frame>        write the line to stdout
+//	outpartial <text>      write text to stdout with no newline
 //	outfile <path>         write the file's bytes to stdout as they are
 //	err <text>             write a line to stderr
 //	wait <substring>       read stdin until a line contains substring
@@ -25,6 +26,7 @@ import (
 //	interleave             like echo, but write {"method":"n","params":{"i":K}} before each
 //	ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
 //	spawn <pidfile>        start a grandchild (sleep) and write both pids to pidfile
+//	spawn-holding <pidfile> the same, the grandchild holding stdout and stderr open
 //	sleep <duration>       sleep
 //	kill-self <signal>     end by a signal (TERM, KILL)
 //	exit <code>            exit with code
@@ -45,6 +47,9 @@ func fakeAgent(script string) int {
 		case "":
 		case "out":
 			out.WriteString(arg + "\n")
+			out.Flush()
+		case "outpartial":
+			out.WriteString(arg)
 			out.Flush()
 		case "outfile":
 			b, err := os.ReadFile(arg)
@@ -86,8 +91,11 @@ func fakeAgent(script string) int {
 			out.Flush()
 		case "ignore-term":
 			signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-		case "spawn":
-			child := exec.Command("sleep", "300")
+		case "spawn", "spawn-holding":
+			child := exec.Command("sleep", "300") // stdio on /dev/null
+			if cmd == "spawn-holding" {
+				child.Stdout, child.Stderr = os.Stdout, os.Stderr
+			}
 			if err := child.Start(); err != nil {
 				return 96
 			}
