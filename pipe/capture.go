@@ -172,6 +172,9 @@ func (c *CaptureWriter) Write(r Record) int64 {
 	if c.err == nil {
 		_, c.err = c.w.Write(c.buf)
 	}
+	if cap(c.buf) > shrinkAbove {
+		c.buf = nil // one huge frame does not pin its size for the session
+	}
 	return r.Seq
 }
 

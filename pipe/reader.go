@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -39,7 +40,8 @@ func NewReader(r io.Reader) *Reader {
 // ReadFrame returns the next frame. The returned slice aliases the Reader's
 // buffers and is valid only until the next call: copy it to keep it. At the
 // end of the stream it returns io.EOF; a last line without a final newline
-// is still returned as a frame first.
+// is still returned as a frame first. Any other read error is returned
+// as is, and a partial line read before it is discarded.
 func (r *Reader) ReadFrame() ([]byte, error) {
 	for {
 		if r.pending != nil {
@@ -52,6 +54,11 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 		if err != nil {
 			if len(line) == 0 {
 				return nil, err
+			}
+			if !errors.Is(err, io.EOF) {
+				// A read that failed mid-line (a deadline, a broken pipe)
+				// leaves a truncated frame: never pass it on as a frame.
+				return nil, fmt.Errorf("%w (an unterminated line of %d bytes discarded)", err, len(line))
 			}
 			r.pending = err
 		}

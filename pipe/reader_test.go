@@ -112,6 +112,14 @@ func TestReaderError(t *testing.T) {
 	if _, err := rd.ReadFrame(); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
+	// A line cut short by an error is not a frame.
+	rd = NewReader(io.MultiReader(strings.NewReader("{\"a\":1}\n{\"trunc"), iotest.ErrReader(boom)))
+	if f, err := rd.ReadFrame(); err != nil || string(f) != `{"a":1}` {
+		t.Fatalf("first frame %q, %v", f, err)
+	}
+	if f, err := rd.ReadFrame(); !errors.Is(err, boom) || f != nil {
+		t.Fatalf("got %q, %v; want the error and no frame", f, err)
+	}
 }
 
 // relay is the proxy's passthrough with no module: read frames, write them.

@@ -84,6 +84,8 @@ type Router struct {
 	mods   []*attached
 	advert []byte
 	seq    atomic.Int64
+	// triggers finds the modules a frame concerns without decoding it.
+	triggers *rewrite.TriggerIndex
 
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
 
@@ -124,6 +126,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		return nil, err
 	}
 	r.advert = advert
+	r.triggers = rewrite.NewTriggerIndex(cfg.Modules)
 	return r, nil
 }
 
@@ -146,12 +149,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	if !pipe.IsJSON(raw) {
 		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
-	var matched uint64
-	for i, m := range r.mods {
-		if m.mod.Matches(raw) {
-			matched |= 1 << i
-		}
-	}
+	matched := r.triggers.Match(raw)
 	if matched == 0 && from == pipe.Agent && !mayBeResponse(raw) {
 		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}
@@ -198,16 +196,15 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 
 	var outs []moduleOutput
 	dropped := false
+	stale := replaced // triggers are checked on the frame as it now is
 	for i, m := range r.mods {
-		if replaced {
-			if !m.mod.Matches(cur) {
-				continue
-			}
-		} else if matched&(1<<i) == 0 {
-			continue
-		}
-		if replaced {
+		if stale {
+			matched = r.triggers.Match(cur)
 			f.Reset(from, cur, seq)
+			stale = false
+		}
+		if matched&(1<<i) == 0 {
+			continue
 		}
 		v, err := r.callRewrite(m, f)
 		if err != nil {
@@ -222,7 +219,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 			break
 		}
 		if v.Frame != nil {
-			cur, replaced = v.Frame, true
+			cur, replaced, stale = v.Frame, true, true
 		}
 	}
 

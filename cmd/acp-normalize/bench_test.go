@@ -11,6 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
 )
 
 // benchTraffic is agent output: message chunks with a tool call every 50
@@ -100,6 +103,34 @@ func BenchmarkProcessRoundTrip(b *testing.B) {
 			b.StopTimer()
 			in.Close()
 			_ = cmd.Wait()
+		})
+	}
+}
+
+// BenchmarkRouterAllModules routes agent output through the router with
+// the real module list: the per-frame cost users pay, triggers included.
+func BenchmarkRouterAllModules(b *testing.B) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		frames int
+		every  int // one tool-call frame every N frames
+	}{{"chunks", 1, 0}, {"mixed", 1000, 50}} {
+		traffic := benchTraffic(tc.frames)
+		if tc.every == 0 {
+			traffic = benchTraffic(2)[bytes.IndexByte(benchTraffic(2), '\n')+1:]
+		}
+		frames := bytes.Split(bytes.TrimSuffix(traffic, []byte("\n")), []byte("\n"))
+		b.Run(tc.name, func(b *testing.B) {
+			var outs []proxy.Out
+			b.ReportAllocs()
+			b.SetBytes(int64(len(traffic) / len(frames)))
+			for i := 0; i < b.N; i++ {
+				outs = r.Handle(pipe.Agent, frames[i%len(frames)], outs[:0])
+			}
 		})
 	}
 }

@@ -1,0 +1,87 @@
+package rewrite
+
+import (
+	"testing"
+)
+
+func triggerModules(triggers ...[]string) []Module {
+	var mods []Module
+	for i, t := range triggers {
+		mods = append(mods, Module{Name: string(rune('a' + i)), Doc: "d", Triggers: t, New: func(Env) Rewriter { return nil }})
+	}
+	return mods
+}
+
+func TestTriggerIndex(t *testing.T) {
+	mods := triggerModules(
+		[]string{`"cursor/`, `"tool_call"`, `"session/prompt"`, `"error"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+		[]string{`plain`, `"x`},
+	)
+	x := NewTriggerIndex(mods)
+	tests := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"chunk triggers nothing", `{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"see .cursor/rules and \"tool_call\" and \"claudeCode\""}}}}`, 0},
+		{"method", `{"id":0,"method":"cursor/task"}`, 0b001},
+		{"value", `{"update":{"sessionUpdate":"tool_call"}}`, 0b001},
+		{"prefix only is no match", `{"update":{"sessionUpdate":"tool_call_update"}}`, 0},
+		{"two modules", `{"method":"session/close","error":1}`, 0b011},
+		{"claude", `{"_meta":{"claudeCode":{}}}`, 0b010},
+		{"plain and short", `{"plain":"xy"}`, 0b100},
+		{"quote at the end", `{"a":"`, 0},
+		{"empty", ``, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %03b, want %03b", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzTriggerIndex checks the index against Module.Matches.
+func FuzzTriggerIndex(f *testing.F) {
+	f.Add([]byte(`{"method":"cursor/task","params":{"x":"\"error\""}}`))
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"error"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+		[]string{`ab`, `"q`, `"`},
+	)
+	x := NewTriggerIndex(mods)
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		var want uint64
+		for i, m := range mods {
+			if m.Matches(frame) {
+				want |= 1 << i
+			}
+		}
+		if got := x.Match(frame); got != want {
+			t.Fatalf("Match(%q) = %b, Matches says %b", frame, got, want)
+		}
+	})
+}
+
+func BenchmarkTriggerIndex(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk 1 of the answer, with \"quotes\" and <tags> & more text to make it realistic"}}}}`)
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"session/load"`, `"session/cancel"`, `"session/close"`, `"stopReason"`, `"error"`, `"subagent_spawned"`, `"subagent_state_update"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+	)
+	x := NewTriggerIndex(mods)
+	b.Run("index", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.Match(frame)
+		}
+	})
+	b.Run("contains", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, m := range mods {
+				m.Matches(frame)
+			}
+		}
+	})
+}
