@@ -6,16 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
@@ -63,58 +61,29 @@ type replayed struct {
 	Frame json.RawMessage `json:"frame"`
 }
 
-// replayCapture runs a capture's input records through this binary's
-// modules. With a replay command (rule R3) it runs the binary's own
-// `replay` path; until that exists it drives proxy.Router with
-// allModules, which is what replay does.
+// replayCapture runs a capture's input records through the real binary's
+// modules: `acp-normalize replay CAPTURE` (rule R3), as a process.
 func replayCapture(t *testing.T, path string) []replayed {
 	t.Helper()
-	if newApp(streams{}).Command("replay") != nil {
-		var stdout, stderr bytes.Buffer
-		if code := run([]string{"acp-normalize", "replay", path}, strings.NewReader(""), &stdout, &stderr); code != 0 {
-			t.Fatalf("acp-normalize replay %s: exit %d: %s", path, code, stderr.String())
-		}
-		var outs []replayed
-		sc := bufio.NewScanner(&stdout)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			var r replayed
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				t.Fatalf("replay output line is not JSON: %v: %s", err, sc.Bytes())
-			}
-			if r.Frame != nil {
-				outs = append(outs, r)
-			}
-		}
-		return outs
+	cmd := exec.Command(proxyBinary, "replay", path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("acp-normalize replay %s: %v: %s", path, err, stderr.String())
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr := pipe.NewCaptureReader(bytes.NewReader(data))
 	var outs []replayed
-	var buf []proxy.Out
-	for {
-		rec, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			return outs
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r replayed
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("replay output line is not JSON: %v: %s", err, sc.Bytes())
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if !rec.IsInput() || rec.Frame == nil {
-			continue
-		}
-		buf = router.Handle(rec.From, rec.Frame, buf[:0])
-		for _, o := range buf {
-			outs = append(outs, replayed{To: o.To.String(), Frame: bytes.Clone(o.Frame)})
+		if r.Frame != nil {
+			outs = append(outs, r)
 		}
 	}
+	return outs
 }
 
 // lastSubagents returns the last _meta["acp-normalize"].subagent the
