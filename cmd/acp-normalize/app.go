@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -165,7 +166,11 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if logFile != nil {
 		logOut = logFile
 	}
-	logger := newLogger(st.stderr, logOut, level, os.Getenv)
+	// Logs reach stderr through a queue: a stderr nobody reads must not
+	// stall the relays (F4).
+	logStderr := newBackgroundWriter(st.stderr, 4096)
+	defer logStderr.Close(time.Second)
+	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 
 	var capture *pipe.CaptureWriter
 	if path := c.String("record"); path != "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
@@ -99,5 +100,45 @@ func TestUseColor(t *testing.T) {
 	}
 	if useColor(tty, env(map[string]string{"NO_COLOR": "1"})) || useColor(tty, env(map[string]string{"TERM": "dumb"})) {
 		t.Fatal("colour despite NO_COLOR or TERM=dumb")
+	}
+}
+
+// blockedWriter never returns from Write until released, like a pipe
+// nobody reads.
+type blockedWriter struct{ release chan struct{} }
+
+func (b blockedWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
+
+func TestBackgroundWriterNeverBlocks(t *testing.T) {
+	// F4: logging must not stall the relays when stderr is not read.
+	w := blockedWriter{release: make(chan struct{})}
+	bw := newBackgroundWriter(w, 8)
+	done := make(chan struct{})
+	go func() {
+		for range 1000 {
+			_, _ = bw.Write([]byte("a log line\n"))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Write blocked on a stalled stderr")
+	}
+	if bw.dropped.Load() == 0 {
+		t.Fatal("nothing dropped although the queue was full")
+	}
+	bw.Close(50 * time.Millisecond) // bounded although the writer is stuck
+	close(w.release)
+}
+
+func TestBackgroundWriterDelivers(t *testing.T) {
+	var out bytes.Buffer
+	bw := newBackgroundWriter(&out, 8)
+	_, _ = bw.Write([]byte("one\n"))
+	_, _ = bw.Write([]byte("two\n"))
+	bw.Close(time.Second)
+	if out.String() != "one\ntwo\n" {
+		t.Fatalf("got %q", out.String())
 	}
 }

@@ -44,7 +44,7 @@ func mockAgentAction(c *cli.Context, st streams) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	logger := newLogger(st.stderr, nil, level, os.Getenv).With("mock-agent", name)
+	logger := newLogger(st.stderr, nil, nil, level, os.Getenv).With("mock-agent", name)
 	f, err := os.Open(name)
 	if err != nil {
 		return usageError("mock-agent: %s: %v", name, errors.Unwrap(err))
