@@ -14,7 +14,11 @@ type call struct {
 	session string
 	id      string
 	task    bool // a subagent launch (C2)
-	done    bool // completed or failed was seen (C6)
+	done    bool // completed or failed was seen
+	// sawToolCall: a tool_call frame of this call was seen. A later
+	// tool_call with the same id is a new call (C6); only an entry made
+	// by S2's subagent_spawned before the call's tool_call is kept.
+	sawToolCall bool
 
 	vendorName   bool // the vendor sent a name for this call
 	nameShown    bool // the client has a name (the vendor's or ours)
@@ -235,8 +239,9 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 		return v, nil
 	}
 	c, ok := r.calls.get(tcid)
-	if ok && isNew && (c.done || (sid != "" && c.session != sid)) {
-		// C6: Cursor reuses toolCallIds across turns.
+	if ok && isNew && (c.sawToolCall || (sid != "" && c.session != sid)) {
+		// C6: Cursor reuses toolCallIds across turns, and a call of a
+		// cancelled turn never completes: a new tool_call is a new call.
 		r.calls.delete(tcid)
 		ok = false
 	}
@@ -247,6 +252,9 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 		}
 	} else if c.session == "" {
 		c.session = sid
+	}
+	if isNew {
+		c.sawToolCall = true
 	}
 	if strings.EqualFold(toolName, "task") {
 		c.task = true
