@@ -220,12 +220,35 @@ func questionPermission(p *pending) ([]byte, error) {
 	for _, o := range q.options {
 		opts = append(opts, permissionOption{OptionID: o.id, Name: o.label, Kind: "allow_once"})
 	}
-	opts = append(opts, permissionOption{OptionID: "skip", Name: "Skip", Kind: "reject_once"})
+	opts = append(opts, permissionOption{OptionID: skipOptionID(q), Name: "Skip", Kind: "reject_once"})
 	return rewrite.Marshal(permissionParams{
 		SessionID: p.session,
 		ToolCall:  permissionToolCall{ToolCallID: p.toolCallID, Title: q.prompt},
 		Options:   opts,
 	})
+}
+
+// skipOptionID returns the id of the proxy's own "Skip" option for q:
+// "skip", or, when one of Cursor's options already has that id, an id
+// none of them has, so the client's choice is never ambiguous (C10).
+func skipOptionID(q question) string {
+	id := "skip"
+	for taken := true; taken; {
+		taken = false
+		for _, o := range q.options {
+			if o.id == id {
+				taken = true
+			}
+		}
+		if taken {
+			if id == "skip" {
+				id = "acp-normalize:skip"
+			} else {
+				id += "_"
+			}
+		}
+	}
+	return id
 }
 
 // permissionAnswer takes the client's answer to one question and asks the
@@ -239,14 +262,18 @@ func (r *rewriter) permissionAnswer(p *pending, failed bool, result []byte) (rew
 	q := p.questions[p.next]
 	chosen := strAt(result, "outcome", "optionId")
 	valid := false
+	if chosen == skipOptionID(q) {
+		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the user skipped the question"})
+		return v, nil
+	}
 	for _, o := range q.options {
 		if o.id == chosen {
 			valid = true
 		}
 	}
 	if !valid {
-		// "skip", or an option the proxy never offered.
-		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the user skipped the question"})
+		// An option the proxy never offered.
+		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the client chose an option that was not offered"})
 		return v, nil
 	}
 	p.answers = append(p.answers, answer{QuestionID: q.id, SelectedOptionIDs: []string{chosen}})
