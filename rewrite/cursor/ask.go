@@ -3,6 +3,8 @@ package cursor
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -191,26 +193,43 @@ func elicitOutcome(p *pending, failed bool, result []byte) outcome {
 	}
 	content, _ := pipe.Lookup(result, "content")
 	answers := make([]answer, 0, len(p.questions))
+	var missing []string
 	for _, q := range p.questions {
 		a := answer{QuestionID: q.id, SelectedOptionIDs: []string{}}
+		add := func(raw []byte) {
+			// Only the ids of offered options are answers.
+			if s := str(raw); s != "" && q.offers(s) && !slices.Contains(a.SelectedOptionIDs, s) {
+				a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
+			}
+		}
 		if v, ok := pipe.Lookup(content, q.id); ok {
 			switch pipe.FirstByte(v) {
 			case '"':
-				if s := str(v); s != "" {
-					a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
-				}
+				add(v)
 			case '[':
-				_ = pipe.Elements(v, func(el []byte) bool {
-					if s := str(el); s != "" {
-						a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
-					}
-					return true
-				})
+				_ = pipe.Elements(v, func(el []byte) bool { add(el); return true })
 			}
+		}
+		if len(a.SelectedOptionIDs) == 0 {
+			missing = append(missing, q.id)
 		}
 		answers = append(answers, a)
 	}
+	if len(missing) > 0 {
+		// C10: answered only when every question was answered.
+		return outcome{Outcome: "skipped", Reason: "no answer to: " + strings.Join(missing, ", ")}
+	}
 	return outcome{Outcome: "answered", Answers: answers}
+}
+
+// offers reports whether q has an option with id.
+func (q *question) offers(id string) bool {
+	for _, o := range q.options {
+		if o.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // questionPermission returns the permission request for p's next question.
