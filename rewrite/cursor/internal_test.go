@@ -144,11 +144,14 @@ func raws(ss []string) [][]byte {
 
 func TestSniffImage(t *testing.T) {
 	tests := map[string]string{
-		"iVBORw0KGgoAAAANSUhEUg": "image/png",
-		"/9j/4AAQSkZJRg":         "image/jpeg",
-		"R0lGODlhAQABAIAAAP":     "image/gif",
-		"AAAA":                   "",
-		"":                       "",
+		"iVBORw0KGgoAAAANSUhEUg":       "image/png",
+		"/9j/4AAQSkZJRg":               "image/jpeg",
+		"R0lGODlhAQABAIAAAP":           "image/gif",
+		"UklGRiQAAABXRUJQVlA4IBgAAAA=": "image/webp",
+		"UklGRiQAAABXQVZFZm10IA==":     "", // RIFF WAVE audio
+		"UklGRiQAAAB":                  "", // RIFF, too short to tell
+		"AAAA":                         "",
+		"":                             "",
 	}
 	for data, want := range tests {
 		if got := sniffImage(data); got != want {

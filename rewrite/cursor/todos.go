@@ -2,7 +2,9 @@ package cursor
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -250,15 +252,23 @@ func (r *rewriter) generateImage(f *rewrite.Frame) (rewrite.Verdict, error) {
 	return v, nil
 }
 
-// sniffImage returns the MIME type of base64 image data, or "".
+// sniffImage returns the MIME type of base64 image data, or "" when the
+// data is none of PNG, JPEG, GIF or WebP (no type is guessed, P4).
 func sniffImage(data string) string {
 	for _, p := range []struct{ prefix, mime string }{
 		{"iVBORw0KGgo", "image/png"},
 		{"/9j/", "image/jpeg"},
 		{"R0lGOD", "image/gif"},
 	} {
-		if len(data) >= len(p.prefix) && data[:len(p.prefix)] == p.prefix {
+		if strings.HasPrefix(data, p.prefix) {
 			return p.mime
+		}
+	}
+	// WebP: "RIFF", a 4-byte size, "WEBP" (12 bytes, 16 base64 chars).
+	if len(data) >= 16 {
+		if b, err := base64.StdEncoding.DecodeString(data[:16]); err == nil &&
+			string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" {
+			return "image/webp"
 		}
 	}
 	return ""
