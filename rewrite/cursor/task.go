@@ -288,8 +288,14 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 			return v, rewrite.RuleErrorf("C4", "title: %w", err)
 		}
 	}
-	if !hasName && !c.nameShown {
-		if frame, err = setUpdate(frame, c.snap.toolNameOr(), "name"); err != nil {
+	if !hasName && (toolName != "" || !c.nameShown) {
+		// C7: every frame with rawInput._toolName gets that name; C3/C4:
+		// the first frame shown gets one even without it.
+		name := toolName
+		if name == "" {
+			name = c.snap.toolNameOr()
+		}
+		if frame, err = setUpdate(frame, name, "name"); err != nil {
 			return v, rewrite.RuleErrorf("C7", "name: %w", err)
 		}
 		c.nameShown = true
