@@ -33,11 +33,11 @@ func parseTodos(raw []byte) (todos [][]byte, ok bool) {
 func mergeTodos(list, changed [][]byte) [][]byte {
 	out := append([][]byte(nil), list...)
 	for _, it := range changed {
-		id := strAt(it, "id")
+		id := todoID(it)
 		idx := -1
 		if id != "" {
 			for i, old := range out {
-				if strAt(old, "id") == id {
+				if todoID(old) == id {
 					idx = i
 				}
 			}
@@ -60,6 +60,24 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 		out[idx] = merged
 	}
 	return out
+}
+
+// todoID returns a key for the id of a todo: the same for equal JSON
+// values (a string is compared decoded, any other value compacted, so
+// numeric ids merge too), "" when the todo has no usable id.
+func todoID(todo []byte) string {
+	v, ok := pipe.Lookup(todo, "id")
+	if !ok || string(v) == "null" || (pipe.FirstByte(v) == '"' && str(v) == "") {
+		return ""
+	}
+	if pipe.FirstByte(v) == '"' {
+		return "s" + str(v)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return ""
+	}
+	return "v" + b.String()
 }
 
 // planEntry is a standard ACP plan entry.
