@@ -24,6 +24,13 @@ type call struct {
 	nameShown    bool // the client has a name (the vendor's or ours)
 	titleOK      bool // the client shows a title that is not the placeholder
 	contentShown bool // the client has content for this call
+	vendorSent   bool // the vendor sent content for this call
+	// lastContent is the vendor's last content array (nil when it was
+	// larger than maxKeptContent or no array), so that a frame the proxy
+	// adds to link a child session can repeat it instead of replacing it
+	// (content replaces the whole list; P4).
+	lastContent []byte
+	linkShown   bool // the client has the child session link in content
 
 	snap snapshot
 
@@ -34,6 +41,28 @@ type call struct {
 	promptSent  bool   // the prompt went to the child as a session_message
 	draftChild  string // S2: Cursor's own subagentSessionId
 	nativeShown bool   // S2: a subagent_update was sent for draftChild
+}
+
+// maxKeptContent bounds the vendor content kept per call (P6).
+const maxKeptContent = 64 << 10
+
+// contentWithLink returns the content of a frame the proxy adds to link
+// child to the call: the vendor's last content plus the link when the
+// vendor sent content, else the prompt (when known) and the link. ok is
+// false when the vendor's content was not kept (too large or no array):
+// the link then waits for the vendor's next frame with content.
+func (c *call) contentWithLink(child string) (content json.RawMessage, ok bool) {
+	if !c.vendorSent {
+		return promptContent(c.snap.prompt, &child), true
+	}
+	if c.lastContent == nil {
+		return nil, false
+	}
+	b, err := appendLinkArray(c.lastContent, child)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // snapshot is the rule-M subagent object, built from vendor data only.
@@ -314,10 +343,13 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 			return v, rewrite.RuleErrorf("C4", "content: %w", err)
 		}
 		c.contentShown = true
+		c.linkShown = c.linkShown || link != nil
 	case present(upd, "content") && link != nil:
-		if frame, err = appendLink(frame, *link); err != nil {
+		var linked bool
+		if frame, linked, err = appendLink(frame, *link); err != nil {
 			return v, rewrite.RuleErrorf("S1", "session link: %w", err)
 		}
+		c.linkShown = c.linkShown || linked
 	}
 	if r.s1() {
 		post = r.finishChild(c)
@@ -384,8 +416,16 @@ func (c *call) observe(upd []byte) {
 			}
 		}
 	}
-	if vendorContent(upd) {
-		c.contentShown = true
+	if v, ok := pipe.Lookup(upd, "content"); ok && string(v) != "null" {
+		if vendorContent(upd) {
+			c.contentShown, c.vendorSent = true, true
+		}
+		if c.vendorSent {
+			c.lastContent = nil
+			if pipe.FirstByte(v) == '[' && len(v) <= maxKeptContent {
+				c.lastContent = bytes.Clone(v)
+			}
+		}
 	}
 	switch strAt(upd, "status") {
 	case "pending":
@@ -494,9 +534,12 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 		pre = r.announce(c)
 		if child := c.childID(); child != "" && u.Content != nil {
 			u.Content = promptContent(c.snap.prompt, &child)
-		} else if child != "" && !c.contentShown {
-			u.Content = promptContent("", &child)
-			c.contentShown = true
+			c.linkShown = true
+		} else if child != "" && !c.linkShown {
+			if content, ok := c.contentWithLink(child); ok {
+				u.Content = content
+				c.contentShown, c.linkShown = true, true
+			}
 		}
 		post = r.finishChild(c)
 	}
