@@ -77,6 +77,10 @@ type snapshot struct {
 	background      *bool
 	status          string
 	durationMs      json.RawMessage
+
+	// agentID and durationMs came from cursor/task, which wins over
+	// rawOutput whatever the order (docs/cursor.md).
+	agentIDFromTask, durationFromTask bool
 }
 
 // subagentJSON is the wire form of the snapshot, in the documented order.
@@ -204,13 +208,13 @@ func (s *snapshot) applyTask(t *taskInfo) {
 		s.model = t.model
 	}
 	if t.agentID != "" {
-		s.agentID = t.agentID
+		s.agentID, s.agentIDFromTask = t.agentID, true
 	}
 	if t.subagentType != nil {
 		s.setSubagentType(t.subagentType)
 	}
 	if t.durationMs != nil {
-		s.durationMs = t.durationMs
+		s.durationMs, s.durationFromTask = t.durationMs, true
 	}
 }
 
@@ -399,10 +403,12 @@ func (c *call) observe(upd []byte) {
 		}
 	}
 	if out, ok := pipe.Lookup(upd, "rawOutput"); ok && pipe.FirstByte(out) == '{' {
-		if d, ok := pipe.Lookup(out, "durationMs"); ok && isNumber(d) {
+		// rawOutput fills what cursor/task did not say (a later rawOutput
+		// is newer than an earlier one, never than cursor/task).
+		if d, ok := pipe.Lookup(out, "durationMs"); ok && isNumber(d) && !s.durationFromTask {
 			s.durationMs = bytes.Clone(d)
 		}
-		if a := strAt(out, "agentId"); a != "" {
+		if a := strAt(out, "agentId"); a != "" && !s.agentIDFromTask {
 			s.agentID = a
 		}
 		if b, ok := pipe.Lookup(out, "isBackground"); ok {
