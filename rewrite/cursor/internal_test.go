@@ -160,6 +160,7 @@ func TestSniffImage(t *testing.T) {
 		"UklGRiQAAABXRUJQVlA4IBgAAAA=": "image/webp",
 		"UklGRiQAAABXQVZFZm10IA==":     "", // RIFF WAVE audio
 		"UklGRiQAAAB":                  "", // RIFF, too short to tell
+		"UklGRiQAAABXRU==":             "", // padded early: 10 bytes only
 		"AAAA":                         "",
 		"":                             "",
 	}

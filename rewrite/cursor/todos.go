@@ -284,7 +284,7 @@ func sniffImage(data string) string {
 	}
 	// WebP: "RIFF", a 4-byte size, "WEBP" (12 bytes, 16 base64 chars).
 	if len(data) >= 16 {
-		if b, err := base64.StdEncoding.DecodeString(data[:16]); err == nil &&
+		if b, err := base64.StdEncoding.DecodeString(data[:16]); err == nil && len(b) >= 12 &&
 			string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" {
 			return "image/webp"
 		}
