@@ -189,9 +189,18 @@ func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewr
 		}
 		tcid := strAt(upd, "_meta", "cursor", "toolCallId")
 		c, known := r.calls.get(tcid)
+		if known && (c.done || c.session != sid) {
+			// C6: a call that ended, or one of another session, is an
+			// earlier call with a reused id; Cursor spawns before it sends
+			// the new call's tool_call.
+			r.calls.delete(tcid)
+			known = false
+		}
 		if tcid != "" && !known {
 			c = &call{session: sid, id: tcid, task: true}
-			r.calls.put(tcid, c)
+			if k, old, ev := r.calls.put(tcid, c); ev {
+				r.log.Debug("tool call table full; oldest entry dropped", "rule", "P6", "toolCallId", k, "session", old.session)
+			}
 		}
 		title, desc := fallbackTitle, strAt(upd, "name")
 		if c != nil {

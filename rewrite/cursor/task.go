@@ -287,6 +287,12 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 		c.session = sid
 	}
 	if isNew {
+		if !c.sawToolCall {
+			// The client learns of the call from this tool_call: what
+			// earlier frames (S2's spawn link) showed it starts over.
+			c.nameShown, c.titleOK, c.contentShown, c.linkShown = false, false, false, false
+			c.vendorSent, c.lastContent = false, nil
+		}
 		c.sawToolCall = true
 	}
 	if strings.EqualFold(toolName, "task") {
