@@ -133,3 +133,33 @@ func isCursorMethod(m string) bool {
 	m = strings.TrimPrefix(m, "_")
 	return strings.HasPrefix(m, "cursor/")
 }
+
+// TestCursorCapturesMarkedHandWritten keeps the Cursor captures from being
+// mistaken for recordings: every capture under testdata/captures/cursor
+// must have a row in the Cursor table of testdata/captures/README.md whose
+// origin column says it is hand-written.
+func TestCursorCapturesMarkedHandWritten(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "captures")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "cursor", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".replay.jsonl") {
+			continue
+		}
+		n++
+		row := "| `cursor/" + filepath.Base(f) + "` | hand-written from documented frames (not a recording) |"
+		if !bytes.Contains(readme, []byte(row)) {
+			t.Errorf("testdata/captures/README.md has no row starting %q", row)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no Cursor captures")
+	}
+}

@@ -3,6 +3,8 @@ package cursor
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -191,26 +193,43 @@ func elicitOutcome(p *pending, failed bool, result []byte) outcome {
 	}
 	content, _ := pipe.Lookup(result, "content")
 	answers := make([]answer, 0, len(p.questions))
+	var missing []string
 	for _, q := range p.questions {
 		a := answer{QuestionID: q.id, SelectedOptionIDs: []string{}}
+		add := func(raw []byte) {
+			// Only the ids of offered options are answers.
+			if s := str(raw); s != "" && q.offers(s) && !slices.Contains(a.SelectedOptionIDs, s) {
+				a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
+			}
+		}
 		if v, ok := pipe.Lookup(content, q.id); ok {
 			switch pipe.FirstByte(v) {
 			case '"':
-				if s := str(v); s != "" {
-					a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
-				}
+				add(v)
 			case '[':
-				_ = pipe.Elements(v, func(el []byte) bool {
-					if s := str(el); s != "" {
-						a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
-					}
-					return true
-				})
+				_ = pipe.Elements(v, func(el []byte) bool { add(el); return true })
 			}
+		}
+		if len(a.SelectedOptionIDs) == 0 {
+			missing = append(missing, q.id)
 		}
 		answers = append(answers, a)
 	}
+	if len(missing) > 0 {
+		// C10: answered only when every question was answered.
+		return outcome{Outcome: "skipped", Reason: "no answer to: " + strings.Join(missing, ", ")}
+	}
 	return outcome{Outcome: "answered", Answers: answers}
+}
+
+// offers reports whether q has an option with id.
+func (q *question) offers(id string) bool {
+	for _, o := range q.options {
+		if o.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // questionPermission returns the permission request for p's next question.
@@ -220,12 +239,35 @@ func questionPermission(p *pending) ([]byte, error) {
 	for _, o := range q.options {
 		opts = append(opts, permissionOption{OptionID: o.id, Name: o.label, Kind: "allow_once"})
 	}
-	opts = append(opts, permissionOption{OptionID: "skip", Name: "Skip", Kind: "reject_once"})
+	opts = append(opts, permissionOption{OptionID: skipOptionID(q), Name: "Skip", Kind: "reject_once"})
 	return rewrite.Marshal(permissionParams{
 		SessionID: p.session,
 		ToolCall:  permissionToolCall{ToolCallID: p.toolCallID, Title: q.prompt},
 		Options:   opts,
 	})
+}
+
+// skipOptionID returns the id of the proxy's own "Skip" option for q:
+// "skip", or, when one of Cursor's options already has that id, an id
+// none of them has, so the client's choice is never ambiguous (C10).
+func skipOptionID(q question) string {
+	id := "skip"
+	for taken := true; taken; {
+		taken = false
+		for _, o := range q.options {
+			if o.id == id {
+				taken = true
+			}
+		}
+		if taken {
+			if id == "skip" {
+				id = "acp-normalize:skip"
+			} else {
+				id += "_"
+			}
+		}
+	}
+	return id
 }
 
 // permissionAnswer takes the client's answer to one question and asks the
@@ -239,14 +281,18 @@ func (r *rewriter) permissionAnswer(p *pending, failed bool, result []byte) (rew
 	q := p.questions[p.next]
 	chosen := strAt(result, "outcome", "optionId")
 	valid := false
+	if chosen == skipOptionID(q) {
+		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the user skipped the question"})
+		return v, nil
+	}
 	for _, o := range q.options {
 		if o.id == chosen {
 			valid = true
 		}
 	}
 	if !valid {
-		// "skip", or an option the proxy never offered.
-		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the user skipped the question"})
+		// An option the proxy never offered.
+		v.Out = r.finish(v.Out, p, outcome{Outcome: "skipped", Reason: "the client chose an option that was not offered"})
 		return v, nil
 	}
 	p.answers = append(p.answers, answer{QuestionID: q.id, SelectedOptionIDs: []string{chosen}})

@@ -39,19 +39,27 @@ func Module(opts Options) rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		Doc:  "Cursor: answer cursor/* requests, turn them into standard ACP, tag subagent tool calls (C1-C14, M, S)",
+		// Every trigger has a plain quote that is not its first byte, or
+		// starts a method value: inside a JSON string a quote is always
+		// escaped (\"), so message chunks that merely mention these words
+		// (".cursor/rules", \"tool_call\", rawInput._toolName) never match
+		// and are never decoded (hot path).
 		Triggers: []string{
-			"cursor/",            // vendor methods, both spellings (C1, C8-C13)
-			`"tool_call`,         // tool_call and tool_call_update (C2-C7)
-			`_toolName`,          // C7 on frames spelled unusually
-			`"initialize"`,       // client capabilities (C10, S1, S2)
-			`"session/prompt"`,   // prompts in flight (C14)
-			`"session/load"`,     // session activity (C14)
-			`"session/cancel"`,   // open proxy requests of a session (C12)
-			`"session/close"`,    // state dropped (P6)
-			`"stopReason"`,       // prompt responses (C14)
-			`"error"`,            // failed prompt responses (C14)
-			`"subagent_spawned"`, // Cursor's draft subagent shapes (S2)
-			`"subagent_state_update"`,
+			`"cursor/`,                // vendor methods (C1, C8-C13)
+			`"_cursor/`,               // their older spelling
+			`"tool_call"`,             // tool calls (C2-C7)
+			`"tool_call_update"`,      // their updates (C2-C7)
+			`"_toolName"`,             // C7 on frames spelled unusually
+			`"initialize"`,            // client capabilities (C10, S1, S2)
+			`"session/prompt"`,        // prompts in flight (C14)
+			`"session/load"`,          // session activity (C14)
+			`"session/resume"`,        // session activity (C14)
+			`"session/cancel"`,        // open proxy requests of a session (C12)
+			`"session/close"`,         // state dropped (P6)
+			`"stopReason"`,            // prompt responses (C14)
+			`"error"`,                 // failed prompt responses (C14)
+			`"subagent_spawned"`,      // Cursor's draft subagent shapes (S2)
+			`"subagent_state_update"`, // (S2)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, opts) },
 	}

@@ -121,6 +121,16 @@ func TestMergeTodos(t *testing.T) {
 		{"new id appended", []string{`{"id":"1","content":"a","status":"pending"}`}, []string{`{"id":"2","content":"b","status":"pending"}`},
 			`[{"id":"1","content":"a","status":"pending"},{"id":"2","content":"b","status":"pending"}]`},
 		{"no id appended", nil, []string{`{"content":"x"}`}, `[{"content":"x"}]`},
+		{"numeric id", []string{`{"id":1,"content":"a","status":"pending"}`, `{"id":2,"content":"b","status":"pending"}`}, []string{`{"id":2,"status":"completed"}`},
+			`[{"id":1,"content":"a","status":"pending"},{"id":2,"content":"b","status":"completed"}]`},
+		{"object id compacted", []string{`{"id":{"n": 1},"content":"a","status":"pending"}`}, []string{`{"id":{"n":1},"status":"completed"}`},
+			`[{"id":{"n":1},"content":"a","status":"completed"}]`},
+		{"escaped string id", []string{`{"id":"t1","content":"a","status":"pending"}`}, []string{`{"id":"\u00741","status":"completed"}`},
+			`[{"id":"\u00741","content":"a","status":"completed"}]`},
+		{"number and string ids differ", []string{`{"id":1,"content":"a","status":"pending"}`}, []string{`{"id":"1","content":"b","status":"pending"}`},
+			`[{"id":1,"content":"a","status":"pending"},{"id":"1","content":"b","status":"pending"}]`},
+		{"null id appended", []string{`{"id":null,"content":"a","status":"pending"}`}, []string{`{"id":null,"content":"b","status":"pending"}`},
+			`[{"id":null,"content":"a","status":"pending"},{"id":null,"content":"b","status":"pending"}]`},
 		{"vendor fields kept", []string{`{"id":"1","content":"a","status":"pending","extra":[1]}`}, []string{`{"id":"1","status":"in_progress","more":true}`},
 			`[{"id":"1","content":"a","status":"in_progress","extra":[1],"more":true}]`},
 	}
@@ -144,11 +154,15 @@ func raws(ss []string) [][]byte {
 
 func TestSniffImage(t *testing.T) {
 	tests := map[string]string{
-		"iVBORw0KGgoAAAANSUhEUg": "image/png",
-		"/9j/4AAQSkZJRg":         "image/jpeg",
-		"R0lGODlhAQABAIAAAP":     "image/gif",
-		"AAAA":                   "",
-		"":                       "",
+		"iVBORw0KGgoAAAANSUhEUg":       "image/png",
+		"/9j/4AAQSkZJRg":               "image/jpeg",
+		"R0lGODlhAQABAIAAAP":           "image/gif",
+		"UklGRiQAAABXRUJQVlA4IBgAAAA=": "image/webp",
+		"UklGRiQAAABXQVZFZm10IA==":     "", // RIFF WAVE audio
+		"UklGRiQAAAB":                  "", // RIFF, too short to tell
+		"UklGRiQAAABXRU==":             "", // padded early: 10 bytes only
+		"AAAA":                         "",
+		"":                             "",
 	}
 	for data, want := range tests {
 		if got := sniffImage(data); got != want {

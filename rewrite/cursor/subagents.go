@@ -127,12 +127,27 @@ func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
 }
 
 // appendLink adds the {"type":"session"} block for child to the content
-// array of a tool call frame, unless it is already there.
-func appendLink(frame []byte, child string) ([]byte, error) {
+// array of a tool call frame, unless it is already there. linked reports
+// whether the frame's content now has the link.
+func appendLink(frame []byte, child string) (out []byte, linked bool, err error) {
 	content, ok := pipe.Lookup(frame, "params", "update", "content")
 	if !ok || pipe.FirstByte(content) != '[' {
-		return frame, nil
+		return frame, false, nil
 	}
+	arr, err := appendLinkArray(content, child)
+	if err != nil {
+		return nil, false, err
+	}
+	if bytes.Equal(arr, content) {
+		return frame, true, nil
+	}
+	out, err = setUpdateRaw(frame, arr, "content")
+	return out, err == nil, err
+}
+
+// appendLinkArray returns the content array with the {"type":"session"}
+// block for child at its end, unless it is already there.
+func appendLinkArray(content []byte, child string) ([]byte, error) {
 	link, err := rewrite.Marshal(struct {
 		Type      string `json:"type"`
 		SessionID string `json:"sessionId"`
@@ -141,7 +156,7 @@ func appendLink(frame []byte, child string) ([]byte, error) {
 		return nil, err
 	}
 	if bytes.Contains(content, link) {
-		return frame, nil
+		return content, nil
 	}
 	end := bytes.LastIndexByte(content, ']')
 	empty := true
@@ -153,7 +168,7 @@ func appendLink(frame []byte, child string) ([]byte, error) {
 	}
 	arr = append(arr, link...)
 	arr = append(arr, content[end:]...)
-	return setUpdateRaw(frame, arr, "content")
+	return arr, nil
 }
 
 // draftSubagent translates Cursor's draft subagent_spawned and
@@ -174,9 +189,18 @@ func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewr
 		}
 		tcid := strAt(upd, "_meta", "cursor", "toolCallId")
 		c, known := r.calls.get(tcid)
+		if known && (c.done || c.session != sid) {
+			// C6: a call that ended, or one of another session, is an
+			// earlier call with a reused id; Cursor spawns before it sends
+			// the new call's tool_call.
+			r.calls.delete(tcid)
+			known = false
+		}
 		if tcid != "" && !known {
 			c = &call{session: sid, id: tcid, task: true}
-			r.calls.put(tcid, c)
+			if k, old, ev := r.calls.put(tcid, c); ev {
+				r.log.Debug("tool call table full; oldest entry dropped", "rule", "P6", "toolCallId", k, "session", old.session)
+			}
 		}
 		title, desc := fallbackTitle, strAt(upd, "name")
 		if c != nil {
@@ -207,9 +231,17 @@ func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewr
 		if err != nil {
 			return v, rewrite.RuleErrorf("M", "%w", err)
 		}
+		// The link frame's content replaces the whole list on the client:
+		// it repeats the vendor's last content (or, when Cursor sent none,
+		// the prompt) before the link, so nothing Cursor said is lost (P4).
 		u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id,
-			Content: promptContent(c.snap.prompt, &child), Meta: []byte(`{"acp-normalize":` + string(meta) + `}`)}
-		c.contentShown = true
+			Meta: []byte(`{"acp-normalize":` + string(meta) + `}`)}
+		if content, ok := c.contentWithLink(child); ok {
+			u.Content = content
+			c.contentShown, c.linkShown = true, true
+		} else {
+			r.log.Debug("session link left for the next frame with content: vendor content not kept", "rule", "S2", "toolCallId", c.id)
+		}
 		link, err := sessionUpdateFrame(sid, u)
 		if err != nil {
 			return v, rewrite.RuleErrorf("S2", "%w", err)

@@ -14,12 +14,23 @@ type call struct {
 	session string
 	id      string
 	task    bool // a subagent launch (C2)
-	done    bool // completed or failed was seen (C6)
+	done    bool // completed or failed was seen
+	// sawToolCall: a tool_call frame of this call was seen. A later
+	// tool_call with the same id is a new call (C6); only an entry made
+	// by S2's subagent_spawned before the call's tool_call is kept.
+	sawToolCall bool
 
 	vendorName   bool // the vendor sent a name for this call
 	nameShown    bool // the client has a name (the vendor's or ours)
 	titleOK      bool // the client shows a title that is not the placeholder
 	contentShown bool // the client has content for this call
+	vendorSent   bool // the vendor sent content for this call
+	// lastContent is the vendor's last content array (nil when it was
+	// larger than maxKeptContent or no array), so that a frame the proxy
+	// adds to link a child session can repeat it instead of replacing it
+	// (content replaces the whole list; P4).
+	lastContent []byte
+	linkShown   bool // the client has the child session link in content
 
 	snap snapshot
 
@@ -30,6 +41,28 @@ type call struct {
 	promptSent  bool   // the prompt went to the child as a session_message
 	draftChild  string // S2: Cursor's own subagentSessionId
 	nativeShown bool   // S2: a subagent_update was sent for draftChild
+}
+
+// maxKeptContent bounds the vendor content kept per call (P6).
+const maxKeptContent = 64 << 10
+
+// contentWithLink returns the content of a frame the proxy adds to link
+// child to the call: the vendor's last content plus the link when the
+// vendor sent content, else the prompt (when known) and the link. ok is
+// false when the vendor's content was not kept (too large or no array):
+// the link then waits for the vendor's next frame with content.
+func (c *call) contentWithLink(child string) (content json.RawMessage, ok bool) {
+	if !c.vendorSent {
+		return promptContent(c.snap.prompt, &child), true
+	}
+	if c.lastContent == nil {
+		return nil, false
+	}
+	b, err := appendLinkArray(c.lastContent, child)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // snapshot is the rule-M subagent object, built from vendor data only.
@@ -44,6 +77,10 @@ type snapshot struct {
 	background      *bool
 	status          string
 	durationMs      json.RawMessage
+
+	// agentID and durationMs came from cursor/task, which wins over
+	// rawOutput whatever the order (docs/cursor.md).
+	agentIDFromTask, durationFromTask bool
 }
 
 // subagentJSON is the wire form of the snapshot, in the documented order.
@@ -171,13 +208,13 @@ func (s *snapshot) applyTask(t *taskInfo) {
 		s.model = t.model
 	}
 	if t.agentID != "" {
-		s.agentID = t.agentID
+		s.agentID, s.agentIDFromTask = t.agentID, true
 	}
 	if t.subagentType != nil {
 		s.setSubagentType(t.subagentType)
 	}
 	if t.durationMs != nil {
-		s.durationMs = t.durationMs
+		s.durationMs, s.durationFromTask = t.durationMs, true
 	}
 }
 
@@ -235,8 +272,9 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 		return v, nil
 	}
 	c, ok := r.calls.get(tcid)
-	if ok && isNew && (c.done || (sid != "" && c.session != sid)) {
-		// C6: Cursor reuses toolCallIds across turns.
+	if ok && isNew && (c.sawToolCall || (sid != "" && c.session != sid)) {
+		// C6: Cursor reuses toolCallIds across turns, and a call of a
+		// cancelled turn never completes: a new tool_call is a new call.
 		r.calls.delete(tcid)
 		ok = false
 	}
@@ -247,6 +285,15 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 		}
 	} else if c.session == "" {
 		c.session = sid
+	}
+	if isNew {
+		if !c.sawToolCall {
+			// The client learns of the call from this tool_call: what
+			// earlier frames (S2's spawn link) showed it starts over.
+			c.nameShown, c.titleOK, c.contentShown, c.linkShown = false, false, false, false
+			c.vendorSent, c.lastContent = false, nil
+		}
+		c.sawToolCall = true
 	}
 	if strings.EqualFold(toolName, "task") {
 		c.task = true
@@ -280,8 +327,14 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 			return v, rewrite.RuleErrorf("C4", "title: %w", err)
 		}
 	}
-	if !hasName && !c.nameShown {
-		if frame, err = setUpdate(frame, c.snap.toolNameOr(), "name"); err != nil {
+	if !hasName && (toolName != "" || !c.nameShown) {
+		// C7: every frame with rawInput._toolName gets that name; C3/C4:
+		// the first frame shown gets one even without it.
+		name := toolName
+		if name == "" {
+			name = c.snap.toolNameOr()
+		}
+		if frame, err = setUpdate(frame, name, "name"); err != nil {
 			return v, rewrite.RuleErrorf("C7", "name: %w", err)
 		}
 		c.nameShown = true
@@ -300,10 +353,13 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 			return v, rewrite.RuleErrorf("C4", "content: %w", err)
 		}
 		c.contentShown = true
+		c.linkShown = c.linkShown || link != nil
 	case present(upd, "content") && link != nil:
-		if frame, err = appendLink(frame, *link); err != nil {
+		var linked bool
+		if frame, linked, err = appendLink(frame, *link); err != nil {
 			return v, rewrite.RuleErrorf("S1", "session link: %w", err)
 		}
+		c.linkShown = c.linkShown || linked
 	}
 	if r.s1() {
 		post = r.finishChild(c)
@@ -353,10 +409,12 @@ func (c *call) observe(upd []byte) {
 		}
 	}
 	if out, ok := pipe.Lookup(upd, "rawOutput"); ok && pipe.FirstByte(out) == '{' {
-		if d, ok := pipe.Lookup(out, "durationMs"); ok && isNumber(d) {
+		// rawOutput fills what cursor/task did not say (a later rawOutput
+		// is newer than an earlier one, never than cursor/task).
+		if d, ok := pipe.Lookup(out, "durationMs"); ok && isNumber(d) && !s.durationFromTask {
 			s.durationMs = bytes.Clone(d)
 		}
-		if a := strAt(out, "agentId"); a != "" {
+		if a := strAt(out, "agentId"); a != "" && !s.agentIDFromTask {
 			s.agentID = a
 		}
 		if b, ok := pipe.Lookup(out, "isBackground"); ok {
@@ -370,8 +428,16 @@ func (c *call) observe(upd []byte) {
 			}
 		}
 	}
-	if vendorContent(upd) {
-		c.contentShown = true
+	if v, ok := pipe.Lookup(upd, "content"); ok && string(v) != "null" {
+		if vendorContent(upd) {
+			c.contentShown, c.vendorSent = true, true
+		}
+		if c.vendorSent {
+			c.lastContent = nil
+			if pipe.FirstByte(v) == '[' && len(v) <= maxKeptContent {
+				c.lastContent = bytes.Clone(v)
+			}
+		}
 	}
 	switch strAt(upd, "status") {
 	case "pending":
@@ -480,9 +546,12 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 		pre = r.announce(c)
 		if child := c.childID(); child != "" && u.Content != nil {
 			u.Content = promptContent(c.snap.prompt, &child)
-		} else if child != "" && !c.contentShown {
-			u.Content = promptContent("", &child)
-			c.contentShown = true
+			c.linkShown = true
+		} else if child != "" && !c.linkShown {
+			if content, ok := c.contentWithLink(child); ok {
+				u.Content = content
+				c.contentShown, c.linkShown = true, true
+			}
 		}
 		post = r.finishChild(c)
 	}

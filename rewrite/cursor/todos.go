@@ -2,7 +2,9 @@ package cursor
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -31,11 +33,11 @@ func parseTodos(raw []byte) (todos [][]byte, ok bool) {
 func mergeTodos(list, changed [][]byte) [][]byte {
 	out := append([][]byte(nil), list...)
 	for _, it := range changed {
-		id := strAt(it, "id")
+		id := todoID(it)
 		idx := -1
 		if id != "" {
 			for i, old := range out {
-				if strAt(old, "id") == id {
+				if todoID(old) == id {
 					idx = i
 				}
 			}
@@ -58,6 +60,24 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 		out[idx] = merged
 	}
 	return out
+}
+
+// todoID returns a key for the id of a todo: the same for equal JSON
+// values (a string is compared decoded, any other value compacted, so
+// numeric ids merge too), "" when the todo has no usable id.
+func todoID(todo []byte) string {
+	v, ok := pipe.Lookup(todo, "id")
+	if !ok || string(v) == "null" || (pipe.FirstByte(v) == '"' && str(v) == "") {
+		return ""
+	}
+	if pipe.FirstByte(v) == '"' {
+		return "s" + str(v)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return ""
+	}
+	return "v" + b.String()
 }
 
 // planEntry is a standard ACP plan entry.
@@ -250,15 +270,23 @@ func (r *rewriter) generateImage(f *rewrite.Frame) (rewrite.Verdict, error) {
 	return v, nil
 }
 
-// sniffImage returns the MIME type of base64 image data, or "".
+// sniffImage returns the MIME type of base64 image data, or "" when the
+// data is none of PNG, JPEG, GIF or WebP (no type is guessed, P4).
 func sniffImage(data string) string {
 	for _, p := range []struct{ prefix, mime string }{
 		{"iVBORw0KGgo", "image/png"},
 		{"/9j/", "image/jpeg"},
 		{"R0lGOD", "image/gif"},
 	} {
-		if len(data) >= len(p.prefix) && data[:len(p.prefix)] == p.prefix {
+		if strings.HasPrefix(data, p.prefix) {
 			return p.mime
+		}
+	}
+	// WebP: "RIFF", a 4-byte size, "WEBP" (12 bytes, 16 base64 chars).
+	if len(data) >= 16 {
+		if b, err := base64.StdEncoding.DecodeString(data[:16]); err == nil && len(b) >= 12 &&
+			string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" {
+			return "image/webp"
 		}
 	}
 	return ""
