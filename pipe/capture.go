@@ -48,7 +48,14 @@ type Record struct {
 	Version string
 	Argv    []string
 	Modules []string
-	Code    *int
+	// NonJSON ("drop" or "forward") and Options (the module flags that
+	// were on, e.g. "forward-unknown-vendor-methods") describe a start
+	// event's settings, so that a replay can use the same.
+	NonJSON string
+	Options []string
+	// Signal names the signal of a "signal" event.
+	Signal string
+	Code   *int
 }
 
 // IsInput reports whether r is an input record.
@@ -74,6 +81,15 @@ func AppendRecord(dst []byte, r *Record) []byte {
 		}
 		if r.Modules != nil {
 			dst = appendJSONField(dst, "modules", r.Modules)
+		}
+		if r.NonJSON != "" {
+			dst = appendField(dst, "nonJSON", r.NonJSON)
+		}
+		if r.Options != nil {
+			dst = appendJSONField(dst, "options", r.Options)
+		}
+		if r.Signal != "" {
+			dst = appendField(dst, "signal", r.Signal)
 		}
 		if r.Code != nil {
 			dst = append(dst, `,"code":`...)
@@ -163,7 +179,10 @@ func (c *CaptureWriter) Write(r Record) int64 {
 		if !c.raw {
 			r.Frame = Redact(r.Frame)
 		}
-		if !json.Valid(r.Frame) {
+		// Spliced into "frame", a frame would lose the whitespace around
+		// it when read back (and an invalid one would break the line):
+		// such frames are kept exactly as a "text" string instead.
+		if !json.Valid(r.Frame) || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
 			text := string(r.Frame)
 			r.Frame, r.Text = nil, &text
 		}
@@ -227,6 +246,9 @@ type captureLine struct {
 	Version   string          `json:"version"`
 	Agent     []string        `json:"agent"`
 	Modules   []string        `json:"modules"`
+	NonJSON   string          `json:"nonJSON"`
+	Options   []string        `json:"options"`
+	Signal    string          `json:"signal"`
 	Code      *int            `json:"code"`
 }
 
@@ -273,6 +295,7 @@ func parseCaptureLine(b []byte) (Record, error) {
 	switch {
 	case l.Event != "":
 		r.Event, r.Version, r.Argv, r.Modules, r.Code = l.Event, l.Version, l.Agent, l.Modules, l.Code
+		r.NonJSON, r.Options, r.Signal = l.NonJSON, l.Options, l.Signal
 		return r, nil
 	case l.Op != "":
 		to, ok := ParseSide(l.To)

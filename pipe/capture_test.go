@@ -167,3 +167,39 @@ func FuzzCaptureReader(f *testing.F) {
 		}
 	})
 }
+
+func TestCaptureKeepsWhitespaceAroundFrames(t *testing.T) {
+	// P1/R3: a frame with spaces around it is kept exactly (as text), so a
+	// replay gives back the bytes the live proxy forwarded.
+	var buf bytes.Buffer
+	cw := NewCaptureWriter(&buf, false)
+	for _, f := range []string{"  {\"a\":1}  ", "{\"b\":2}\t", "{\"c\":3}"} {
+		cw.Write(Record{From: Agent, Frame: []byte(f)})
+	}
+	cw.Write(Record{Event: "start", NonJSON: "forward", Options: []string{"x"}})
+	cw.Write(Record{Event: "signal", Signal: "terminated"})
+	_ = cw.Flush()
+	cr := NewCaptureReader(&buf)
+	var got []string
+	for {
+		r, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.Text != nil:
+			got = append(got, "text:"+*r.Text)
+		case r.Frame != nil:
+			got = append(got, "frame:"+string(r.Frame))
+		default:
+			got = append(got, r.Event+":"+r.NonJSON+strings.Join(r.Options, ",")+r.Signal)
+		}
+	}
+	want := []string{"text:  {\"a\":1}  ", "text:{\"b\":2}\t", "frame:{\"c\":3}", "start:forwardx", "signal:terminated"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}

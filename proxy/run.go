@@ -28,6 +28,9 @@ type Config struct {
 	// Stdin and Stdout are the client's streams.
 	Stdin  io.Reader
 	Stdout io.Writer
+	// Options names the module flags that are on, for the capture's start
+	// event (replay uses the same settings).
+	Options []string
 	// RecordRaw keeps secrets in the agent's argv in the capture's start
 	// event (frames are redacted by the capture writer itself).
 	RecordRaw bool
@@ -164,6 +167,11 @@ func (c *connection) recordEvent(rec pipe.Record) {
 		for _, m := range c.cfg.Router.Modules {
 			rec.Modules = append(rec.Modules, m.Name)
 		}
+		rec.NonJSON = "drop"
+		if c.cfg.Router.NonJSON == ForwardNonJSON {
+			rec.NonJSON = "forward"
+		}
+		rec.Options = append([]string{}, c.cfg.Options...)
 	}
 	capture.Write(rec)
 	if err := capture.Flush(); err != nil {
@@ -202,6 +210,7 @@ func (c *connection) supervise(exited <-chan int) int {
 		case sig := <-c.cfg.Signals:
 			// The proxy is shutting down: modules answer what they still
 			// hold before the agent hears of it (C12).
+			c.recordEvent(pipe.Record{Event: "signal", Signal: sig.String()})
 			c.lastWords(min(c.cfg.KillGrace, time.Second))
 			c.log.Info("forwarding signal to agent", "signal", sig.String())
 			if err := c.agent.group.signal(sig); err != nil {

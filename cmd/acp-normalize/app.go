@@ -199,6 +199,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			NonJSON: nonJSON,
 			Capture: capture,
 		},
+		Options:     moduleOptionsFrom(c).names(),
 		RecordRaw:   c.Bool("record-raw"),
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,

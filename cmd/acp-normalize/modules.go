@@ -30,6 +30,18 @@ func moduleOptionsFrom(c *cli.Context) moduleOptions {
 	}
 }
 
+// names lists the flags that are on, as recorded in a capture.
+func (o moduleOptions) names() []string {
+	var on []string
+	if o.forwardUnknownVendorMethods {
+		on = append(on, "forward-unknown-vendor-methods")
+	}
+	if o.cursorNativeSubagents {
+		on = append(on, "cursor-native-subagents")
+	}
+	return on
+}
+
 // allModules is the one place that lists the vendor modules, in the order
 // they see each frame.
 func allModules(o moduleOptions) []rewrite.Module {
