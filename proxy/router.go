@@ -40,6 +40,11 @@ func ParseNonJSONPolicy(s string) (NonJSONPolicy, error) {
 // maxModules bounds the module list (a trigger match is a bit mask).
 const maxModules = 64
 
+// maxPending bounds the client requests tracked for rule F6 (P6): a
+// client never has this many requests open with a working agent; past it,
+// new requests are not tracked (they get no -32603 if the agent dies).
+const maxPending = 1 << 14
+
 // RouterConfig configures a Router.
 type RouterConfig struct {
 	Modules []rewrite.Module
@@ -226,7 +231,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	if dropped {
 		r.record(seq, pipe.OpDrop, to, nil)
 	} else {
-		if from == pipe.Client && env.Kind == pipe.Request {
+		if from == pipe.Client && env.Kind == pipe.Request && len(r.pending) < maxPending {
 			r.pending[string(env.ID)] = struct{}{}
 			if env.MethodIs("initialize") {
 				r.initIDs[string(env.ID)] = struct{}{}
