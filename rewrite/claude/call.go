@@ -220,11 +220,29 @@ func (c *call) asyncLaunched() bool {
 	return (c.trStatus != nil && *c.trStatus == "async_launched") || (c.isAsync != nil && *c.isAsync)
 }
 
+// outcomeReported reports whether a toolResponse said how the agent ran:
+// a status word or isAsync. The progress toolResponse ({elapsedTimeSeconds,
+// subagentType}) says neither.
+func (c *call) outcomeReported() bool { return c.trStatus != nil || c.isAsync != nil }
+
+// syncReported reports whether a toolResponse said how the agent ran and
+// did not say it was launched in the background.
+func (c *call) syncReported() bool { return c.outcomeReported() && !c.asyncLaunched() }
+
+// launchPending reports whether the ACP completed frame came before any
+// toolResponse told how the agent ran (the order of older adapters) for a
+// call sent with run_in_background:true: that completed frame ends the
+// launch, not the agent, so it must not read as the agent's completion
+// and then flip to launched when the toolResponse arrives (L3, P4).
+func (c *call) launchPending() bool {
+	return c.acpStatus == "completed" && c.runInBackground != nil && *c.runInBackground && !c.outcomeReported()
+}
+
 // status maps what the vendor said to the rule-M status (L3), whatever the
 // order of the result frame and the toolResponse frame.
 func (c *call) status() string {
 	switch {
-	case c.asyncLaunched():
+	case c.asyncLaunched(), c.launchPending():
 		return "launched"
 	case c.acpStatus == "failed":
 		return "failed"
@@ -258,7 +276,12 @@ func (c *call) background() *bool {
 // delivered to you as a message ... not repeated here", adapter 0.101.0),
 // so the report wins over it. The completed frame of a background launch
 // only acknowledges the launch ("Async agent launched successfully"): that
-// is no result, so it is not used.
+// is no result, so its text is used only once the vendor said the agent
+// ran in the foreground: run_in_background:false was sent, or a
+// toolResponse reported the outcome without an async launch. Otherwise
+// (run_in_background absent or true, toolResponse not yet there: the order
+// of older adapters) the text could be a launch acknowledgement and is not
+// shown (P4: never invent, never take back).
 func (c *call) resultText() *string {
 	switch {
 	case c.handbackText != nil:
@@ -267,8 +290,10 @@ func (c *call) resultText() *string {
 		return c.trContentText
 	case c.asyncLaunched():
 		return nil
+	case c.syncReported(), c.runInBackground != nil && !*c.runInBackground:
+		return c.completedText
 	}
-	return c.completedText
+	return nil
 }
 
 // snapshotJSON is the rule-M object, in the contract's field order.
