@@ -256,16 +256,21 @@ func (c *call) status() string {
 	return ""
 }
 
-// background is true for a reported async launch, false when the vendor
-// said the agent runs in the foreground, unknown (nil) otherwise: the SDK
-// runs agents in the background by default, so a missing
+// background is true for a reported async launch; false when the vendor
+// said the agent runs in the foreground: isAsync:false, or a toolResponse
+// that reports a synchronous completion (status "completed" without an
+// async launch), which outweighs a run_in_background:true that the agent
+// did not follow (M: background is what the vendor said happened);
+// else what run_in_background said, unknown (nil) when it was not sent:
+// the SDK runs agents in the background by default, so a missing
 // run_in_background says nothing.
 func (c *call) background() *bool {
 	t, f := true, false
 	switch {
 	case c.asyncLaunched():
 		return &t
-	case c.isAsync != nil && !*c.isAsync:
+	case c.isAsync != nil && !*c.isAsync,
+		c.trStatus != nil && *c.trStatus == "completed":
 		return &f
 	}
 	return c.runInBackground

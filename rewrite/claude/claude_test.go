@@ -251,7 +251,17 @@ func TestLaunchOrders(t *testing.T) {
 		{"L3_unknown_completed_first", []step{
 			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p"},"status":"pending"`, ""), "pending", "-", "-"},
 			{launchStep(completedWith("result"), ""), "completed", "-", "-"},
-			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "-", "result"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "result"},
+		}},
+		{"M_background_true_then_sync_completion", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1","content":[{"type":"text","text":"report"}]}`), "completed", "false", "report"},
+			{launchStep(completedWith("report"), ""), "completed", "false", "report"},
+		}},
+		{"M_background_true_completed_first_then_sync_completion", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(completedWith("report"), ""), "launched", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "report"},
 		}},
 	}
 	for _, tc := range cases {
