@@ -153,10 +153,12 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	return annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
 }
 
-// parentOf returns the raw JSON string of claudeCode.parentToolUseId.
+// parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
+// null or empty parentToolUseId names no parent: it is treated as absent,
+// so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
 func parentOf(cc []byte) (raw []byte, ok bool, err error) {
 	p, ok := pipe.Lookup(cc, "parentToolUseId")
-	if !ok || string(p) == "null" {
+	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil
 	}
 	if pipe.FirstByte(p) != '"' {
