@@ -292,3 +292,32 @@ func TestLaunchOrders(t *testing.T) {
 		})
 	}
 }
+
+// TestNoParent pins L4 for a parentToolUseId that names no parent (null,
+// "", absent): the frame passes through unchanged, gets no
+// parentToolCallId, and nothing is logged at warn or above (it is not a
+// failure, P5).
+func TestNoParent(t *testing.T) {
+	cases := []struct{ name, cc string }{
+		{"null", `{"parentToolUseId":null}`},
+		{"empty", `{"parentToolUseId":""}`},
+		{"absent", `{"kind":"informational"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &logRecorder{}
+			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
+			outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
+				t.Fatalf("not forwarded unchanged: %+v", outs)
+			}
+			logs.mu.Lock()
+			defer logs.mu.Unlock()
+			for _, r := range logs.recs {
+				if r.Level >= slog.LevelWarn {
+					t.Errorf("logged at %v: %s", r.Level, r.Message)
+				}
+			}
+		})
+	}
+}
