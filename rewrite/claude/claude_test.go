@@ -253,6 +253,16 @@ func TestLaunchOrders(t *testing.T) {
 			{launchStep(completedWith("result"), ""), "completed", "-", "-"},
 			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "result"},
 		}},
+		{"M_isasync_false_without_status", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p"},"status":"pending"`, ""), "pending", "-", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"isAsync":false,"agentId":"a1"}`), "pending", "false", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "false", "result"},
+		}},
+		{"M_isasync_false_outweighs_run_in_background_true", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"isAsync":false,"agentId":"a1"}`), "pending", "false", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "false", "result"},
+		}},
 		{"M_background_true_then_sync_completion", []step{
 			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
 			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1","content":[{"type":"text","text":"report"}]}`), "completed", "false", "report"},
