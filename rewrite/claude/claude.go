@@ -33,9 +33,11 @@ func Module(cfg Config) rewrite.Module {
 		Name: Name,
 		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames (L1-L5)",
 		// "claudeCode" is on every launch-call and subagent frame and on
-		// nothing of the main agent's text stream; "session/close" drops a
-		// session's state (P6). Quoted, so that a mention inside a string
-		// (escaped as \"claudeCode\") does not match.
+		// none of the main agent's ordinary text chunks (its informational
+		// notices carry _meta.claudeCode: they are scanned and forwarded
+		// unchanged); "session/close" drops a session's state (P6).
+		// Quoted, so that a mention inside a string (escaped as
+		// \"claudeCode\") does not match.
 		Triggers: []string{`"claudeCode"`, `"session/close"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			return newRewriter(env.Logger, cfg.MaxCalls)
