@@ -80,7 +80,7 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 	if isPermission {
 		// A permission request shows the call; its status is not the
 		// call's progress.
-		return c.absorbToolResponse(cc)
+		return c.absorbResponse(cc)
 	}
 	if s, ok := pipe.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
 		c.acpStatus = s
@@ -92,7 +92,22 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 			}
 		}
 	}
-	return c.absorbToolResponse(cc)
+	return c.absorbResponse(cc)
+}
+
+// absorbResponse folds the toolResponse in, then forgets the result texts
+// that a text of higher rank makes unusable for resultText (which never
+// goes back to them: a text, once seen, is kept), so that a call holds
+// one report, not three (P6).
+func (c *call) absorbResponse(cc []byte) error {
+	err := c.absorbToolResponse(cc)
+	switch {
+	case c.handbackText != nil:
+		c.trContentText, c.completedText = nil, nil
+	case c.trContentText != nil:
+		c.completedText = nil
+	}
+	return err
 }
 
 func (c *call) absorbToolResponse(cc []byte) error {
