@@ -80,7 +80,7 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 	if isPermission {
 		// A permission request shows the call; its status is not the
 		// call's progress.
-		return c.absorbToolResponse(cc)
+		return c.absorbResponse(cc)
 	}
 	if s, ok := pipe.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
 		c.acpStatus = s
@@ -92,7 +92,22 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 			}
 		}
 	}
-	return c.absorbToolResponse(cc)
+	return c.absorbResponse(cc)
+}
+
+// absorbResponse folds the toolResponse in, then forgets the result texts
+// that a text of higher rank makes unusable for resultText (which never
+// goes back to them: a text, once seen, is kept), so that a call holds
+// one report, not three (P6).
+func (c *call) absorbResponse(cc []byte) error {
+	err := c.absorbToolResponse(cc)
+	switch {
+	case c.handbackText != nil:
+		c.trContentText, c.completedText = nil, nil
+	case c.trContentText != nil:
+		c.completedText = nil
+	}
+	return err
 }
 
 func (c *call) absorbToolResponse(cc []byte) error {
@@ -220,11 +235,29 @@ func (c *call) asyncLaunched() bool {
 	return (c.trStatus != nil && *c.trStatus == "async_launched") || (c.isAsync != nil && *c.isAsync)
 }
 
+// outcomeReported reports whether a toolResponse said how the agent ran:
+// a status word or isAsync. The progress toolResponse ({elapsedTimeSeconds,
+// subagentType}) says neither.
+func (c *call) outcomeReported() bool { return c.trStatus != nil || c.isAsync != nil }
+
+// syncReported reports whether a toolResponse said how the agent ran and
+// did not say it was launched in the background.
+func (c *call) syncReported() bool { return c.outcomeReported() && !c.asyncLaunched() }
+
+// launchPending reports whether the ACP completed frame came before any
+// toolResponse told how the agent ran (the order of older adapters) for a
+// call sent with run_in_background:true: that completed frame ends the
+// launch, not the agent, so it must not read as the agent's completion
+// and then flip to launched when the toolResponse arrives (L3, P4).
+func (c *call) launchPending() bool {
+	return c.acpStatus == "completed" && c.runInBackground != nil && *c.runInBackground && !c.outcomeReported()
+}
+
 // status maps what the vendor said to the rule-M status (L3), whatever the
 // order of the result frame and the toolResponse frame.
 func (c *call) status() string {
 	switch {
-	case c.asyncLaunched():
+	case c.asyncLaunched(), c.launchPending():
 		return "launched"
 	case c.acpStatus == "failed":
 		return "failed"
@@ -238,16 +271,21 @@ func (c *call) status() string {
 	return ""
 }
 
-// background is true for a reported async launch, false when the vendor
-// said the agent runs in the foreground, unknown (nil) otherwise: the SDK
-// runs agents in the background by default, so a missing
+// background is true for a reported async launch; false when the vendor
+// said the agent runs in the foreground: isAsync:false, or a toolResponse
+// that reports a synchronous completion (status "completed" without an
+// async launch), which outweighs a run_in_background:true that the agent
+// did not follow (M: background is what the vendor said happened);
+// else what run_in_background said, unknown (nil) when it was not sent:
+// the SDK runs agents in the background by default, so a missing
 // run_in_background says nothing.
 func (c *call) background() *bool {
 	t, f := true, false
 	switch {
 	case c.asyncLaunched():
 		return &t
-	case c.isAsync != nil && !*c.isAsync:
+	case c.isAsync != nil && !*c.isAsync,
+		c.trStatus != nil && *c.trStatus == "completed":
 		return &f
 	}
 	return c.runInBackground
@@ -258,7 +296,12 @@ func (c *call) background() *bool {
 // delivered to you as a message ... not repeated here", adapter 0.101.0),
 // so the report wins over it. The completed frame of a background launch
 // only acknowledges the launch ("Async agent launched successfully"): that
-// is no result, so it is not used.
+// is no result, so its text is used only once the vendor said the agent
+// ran in the foreground: run_in_background:false was sent, or a
+// toolResponse reported the outcome without an async launch. Otherwise
+// (run_in_background absent or true, toolResponse not yet there: the order
+// of older adapters) the text could be a launch acknowledgement and is not
+// shown (P4: never invent, never take back).
 func (c *call) resultText() *string {
 	switch {
 	case c.handbackText != nil:
@@ -267,8 +310,10 @@ func (c *call) resultText() *string {
 		return c.trContentText
 	case c.asyncLaunched():
 		return nil
+	case c.syncReported(), c.runInBackground != nil && !*c.runInBackground:
+		return c.completedText
 	}
-	return c.completedText
+	return nil
 }
 
 // snapshotJSON is the rule-M object, in the contract's field order.

@@ -13,8 +13,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// capturesDir holds the whole-session Claude captures (README.claude.md
-// there gives their provenance).
+// capturesDir holds the whole-session Claude captures (the Claude section
+// of testdata/captures/README.md gives their provenance).
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "claude")
 
 // sharedCapturesDir is where the real adapter captures were delivered.

@@ -33,9 +33,11 @@ func Module(cfg Config) rewrite.Module {
 		Name: Name,
 		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames (L1-L5)",
 		// "claudeCode" is on every launch-call and subagent frame and on
-		// nothing of the main agent's text stream; "session/close" drops a
-		// session's state (P6). Quoted, so that a mention inside a string
-		// (escaped as \"claudeCode\") does not match.
+		// none of the main agent's ordinary text chunks (its informational
+		// notices carry _meta.claudeCode: they are scanned and forwarded
+		// unchanged); "session/close" drops a session's state (P6).
+		// Quoted, so that a mention inside a string (escaped as
+		// \"claudeCode\") does not match.
 		Triggers: []string{`"claudeCode"`, `"session/close"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			return newRewriter(env.Logger, cfg.MaxCalls)
@@ -153,10 +155,12 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	return annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
 }
 
-// parentOf returns the raw JSON string of claudeCode.parentToolUseId.
+// parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
+// null or empty parentToolUseId names no parent: it is treated as absent,
+// so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
 func parentOf(cc []byte) (raw []byte, ok bool, err error) {
 	p, ok := pipe.Lookup(cc, "parentToolUseId")
-	if !ok || string(p) == "null" {
+	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil
 	}
 	if pipe.FirstByte(p) != '"' {

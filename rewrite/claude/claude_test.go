@@ -198,3 +198,136 @@ func BenchmarkSubagentChunk(b *testing.B) {
 		}
 	}
 }
+
+// step is one frame of a launch call in TestLaunchOrders and what its
+// snapshot must say; "-" means the field must be absent.
+type step struct {
+	frame                      string
+	status, background, result string
+}
+
+// launchStep builds a frame of launch call "t" in session "s": the update's
+// members after toolCallId (rawInput, status, content, ...) and an optional
+// toolResponse for _meta.claudeCode.
+func launchStep(members, toolResponse string) string {
+	cc := `{"toolName":"Agent"}`
+	if toolResponse != "" {
+		cc = `{"toolResponse":` + toolResponse + `,"toolName":"Agent"}`
+	}
+	return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"_meta":{"claudeCode":` + cc + `},"toolCallId":"t",` + members + `}}}`
+}
+
+// completedWith is the members of an ACP completed frame with text.
+func completedWith(text string) string {
+	return `"sessionUpdate":"tool_call_update","status":"completed","content":[{"type":"content","content":{"type":"text","text":"` + text + `"}}]`
+}
+
+// TestLaunchOrders pins, frame by frame, the status, background and
+// resultText of a launch call for each order of the completed frame and
+// the toolResponse frame (L3, M) and that nothing shown is taken back
+// (P4).
+func TestLaunchOrders(t *testing.T) {
+	const ack = "Async agent launched successfully."
+	asyncTR := `{"status":"async_launched","isAsync":true,"agentId":"a1","outputFile":"/tmp/a1.output"}`
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"L3_async_completed_first", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(completedWith(ack), ""), "launched", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, asyncTR), "launched", "true", "-"},
+		}},
+		{"L3_async_toolresponse_first", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, asyncTR), "launched", "true", "-"},
+			{launchStep(completedWith(ack), ""), "launched", "true", "-"},
+		}},
+		{"L3_foreground_completed_first", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":false},"status":"pending"`, ""), "pending", "false", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "false", "result"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "result"},
+		}},
+		{"L3_unknown_completed_first", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p"},"status":"pending"`, ""), "pending", "-", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "-", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "result"},
+		}},
+		{"M_isasync_false_without_status", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p"},"status":"pending"`, ""), "pending", "-", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"isAsync":false,"agentId":"a1"}`), "pending", "false", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "false", "result"},
+		}},
+		{"M_isasync_false_outweighs_run_in_background_true", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"isAsync":false,"agentId":"a1"}`), "pending", "false", "-"},
+			{launchStep(completedWith("result"), ""), "completed", "false", "result"},
+		}},
+		{"M_background_true_then_sync_completion", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1","content":[{"type":"text","text":"report"}]}`), "completed", "false", "report"},
+			{launchStep(completedWith("report"), ""), "completed", "false", "report"},
+		}},
+		{"M_background_true_completed_first_then_sync_completion", []step{
+			{launchStep(`"sessionUpdate":"tool_call","rawInput":{"description":"d","prompt":"p","run_in_background":true},"status":"pending"`, ""), "pending", "true", "-"},
+			{launchStep(completedWith("report"), ""), "launched", "true", "-"},
+			{launchStep(`"sessionUpdate":"tool_call_update"`, `{"status":"completed","agentId":"a1"}`), "completed", "false", "report"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []pipe.Record
+			for _, s := range tc.steps {
+				recs = append(recs, pipe.Record{From: pipe.Agent, Frame: []byte(s.frame)})
+			}
+			outs := route(t, recs, nil, claudeModule())
+			if len(outs) != len(tc.steps) {
+				t.Fatalf("%d outputs for %d frames", len(outs), len(tc.steps))
+			}
+			for i, s := range tc.steps {
+				snap := snapshotOf(t, outs[i].Frame)
+				for _, f := range []struct{ key, want string }{
+					{"status", s.status}, {"background", s.background}, {"resultText", s.result},
+				} {
+					v, ok := snap[f.key]
+					got := "-"
+					if ok {
+						got = fmt.Sprint(v)
+					}
+					if got != f.want {
+						t.Errorf("frame %d: %s = %s, want %s", i+1, f.key, got, f.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNoParent pins L4 for a parentToolUseId that names no parent (null,
+// "", absent): the frame passes through unchanged, gets no
+// parentToolCallId, and nothing is logged at warn or above (it is not a
+// failure, P5).
+func TestNoParent(t *testing.T) {
+	cases := []struct{ name, cc string }{
+		{"null", `{"parentToolUseId":null}`},
+		{"empty", `{"parentToolUseId":""}`},
+		{"absent", `{"kind":"informational"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &logRecorder{}
+			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
+			outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
+				t.Fatalf("not forwarded unchanged: %+v", outs)
+			}
+			logs.mu.Lock()
+			defer logs.mu.Unlock()
+			for _, r := range logs.recs {
+				if r.Level >= slog.LevelWarn {
+					t.Errorf("logged at %v: %s", r.Level, r.Message)
+				}
+			}
+		})
+	}
+}
