@@ -50,6 +50,11 @@ type connection struct {
 	writers [3]*pipe.Writer // by destination side
 	queues  [3]*sendQueue   // replies to a frame's sender, by destination side
 
+	// life guards finished: set when Run returns, after which the loops
+	// that are still running do nothing.
+	life     sync.RWMutex
+	finished bool
+
 	clientGone     chan struct{}
 	clientGoneOnce sync.Once
 	agentWriteErr  sync.Once
@@ -147,8 +152,29 @@ func Run(cfg Config) (int, error) {
 	case <-stderrDone:
 	case <-time.After(100 * time.Millisecond):
 	}
+	// From here on the connection is over: a client loop still blocked on
+	// its reader (Run's caller owns stdin) must not touch the capture or
+	// the router any more.
+	// Closing the agent's stdin also frees a client loop blocked writing to
+	// it (a grandchild may hold the pipe open without reading).
+	c.agentStdinClosed.Store(true)
+	_ = c.agent.stdin.Close()
+	c.life.Lock()
 	c.recordEvent(pipe.Record{Event: "exit", Code: &code})
+	c.finished = true
+	c.life.Unlock()
 	return code, nil
+}
+
+// live runs fn unless the connection is over, and reports whether it ran.
+func (c *connection) live(fn func()) bool {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.finished {
+		return false
+	}
+	fn()
+	return true
 }
 
 // recordEvent writes a start or exit event to the capture, if any.
@@ -246,8 +272,10 @@ func (c *connection) supervise(exited <-chan int) int {
 func (c *connection) closeClient() {
 	c.clientGoneOnce.Do(func() {
 		close(c.clientGone)
-		c.recordEvent(pipe.Record{Event: "client-gone"})
-		c.lastWords(c.cfg.KillGrace)
+		c.live(func() {
+			c.recordEvent(pipe.Record{Event: "client-gone"})
+			c.lastWords(c.cfg.KillGrace)
+		})
 		c.agentStdinClosed.Store(true)
 		_ = c.agent.stdin.Close()
 	})
@@ -304,8 +332,12 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 			}
 			return fmt.Errorf("reading from %s: %w", from, err)
 		}
-		outs = c.router.Handle(from, frame, outs[:0])
-		c.deliver(from, outs)
+		if !c.live(func() {
+			outs = c.router.Handle(from, frame, outs[:0])
+			c.deliver(from, outs)
+		}) {
+			return nil
+		}
 	}
 }
 

@@ -1,0 +1,81 @@
+//go:build unix
+
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// TestRun drives Run in-process with small shell agents; the end-to-end
+// tests of cmd/acp-normalize cover the same rules through the binary.
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		agent  string // sh -c script
+		stdin  string
+		stdout string
+		code   int
+	}{
+		{"P1 relay both ways through cat", "cat", "{\"b\":1, \"a\":\"<&>\"}\n\n{\"x\":-1}\r\n", "{\"b\":1, \"a\":\"<&>\"}\n{\"x\":-1}\n", 0},
+		{"F6 pending request answered, exit code mirrored", `read line; echo '{"jsonrpc":"2.0","method":"bye"}'; exit 7`,
+			`{"jsonrpc":"2.0","id":3,"method":"session/prompt"}` + "\n",
+			`{"jsonrpc":"2.0","method":"bye"}` + "\n" + `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"agent exited"}}` + "\n", 7},
+		{"F2 non-JSON dropped", `echo 'Using worktree: /x'; echo '{"a":1}'`, "", `{"a":1}` + "\n", 0},
+		{"module reply goes back to the agent", `echo '{"jsonrpc":"2.0","id":9,"method":"test/task","params":{"toolCallId":"t","description":"d"}}'; read answer; echo "$answer" >&2`,
+			"", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":"Task: d"}}}` + "\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			stdinR, stdinW := io.Pipe()
+			go func() {
+				_, _ = io.WriteString(stdinW, tt.stdin)
+				// Keep the client connected until the agent is done, so
+				// that F6 (not F5) ends the session.
+				time.Sleep(200 * time.Millisecond)
+				_ = stdinW.Close()
+			}()
+			var capture bytes.Buffer
+			code, err := Run(Config{
+				Argv:        []string{"sh", "-c", tt.agent},
+				Router:      RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: pipe.NewCaptureWriter(&capture, false)},
+				KillGrace:   5 * time.Second,
+				Stdin:       stdinR,
+				Stdout:      &stdout,
+				AgentStderr: &stderr,
+				Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code || stdout.String() != tt.stdout {
+				t.Fatalf("exit %d, stdout:\n%s\nwant exit %d, stdout:\n%s\nstderr: %s", code, stdout.String(), tt.code, tt.stdout, stderr.String())
+			}
+			if tt.name == "module reply goes back to the agent" && !strings.Contains(stderr.String(), `"id":9,"result":{}`) {
+				t.Fatalf("the agent did not get the reply; its stderr: %q", stderr.String())
+			}
+			for _, want := range []string{`"event":"start"`, `"event":"exit"`} {
+				if !strings.Contains(capture.String(), want) {
+					t.Fatalf("capture lacks %s", want)
+				}
+			}
+		})
+	}
+}
+
+func TestRunStartFailure(t *testing.T) {
+	_, err := Run(Config{Argv: []string{"/no/such/agent"}, Stdin: strings.NewReader(""), Stdout: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "starting agent") {
+		t.Fatalf("err = %v", err)
+	}
+
+}
