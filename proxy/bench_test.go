@@ -2,29 +2,12 @@ package proxy
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-// benchTraffic is a turn's worth of agent output: mostly message chunks,
-// some tool calls and a plan, as ACP agents write them.
-func benchTraffic(frames int) []byte {
-	var buf bytes.Buffer
-	for i := range frames {
-		switch {
-		case i%50 == 0:
-			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"tool_%d","title":"Read file","kind":"read","status":"pending","rawInput":{"path":"/src/main.go"}}}}`+"\n", i)
-		case i%50 == 1:
-			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"tool_%d","status":"completed"}}}`+"\n", i-1)
-		default:
-			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk %d of the answer, with \"quotes\" and <tags> & more text to make it realistic"}}}}`+"\n", i)
-		}
-	}
-	return buf.Bytes()
-}
 
 // BenchmarkRouterPassthrough measures the per-frame cost of routing agent
 // output with no module claiming it (the hot path).
@@ -33,7 +16,7 @@ func BenchmarkRouterPassthrough(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	frames := bytes.Split(bytes.TrimSuffix(benchTraffic(1000), []byte("\n")), []byte("\n"))
+	frames := bytes.Split(bytes.TrimSuffix(rewritetest.AgentTraffic(1000), []byte("\n")), []byte("\n"))
 	var total int
 	for _, f := range frames {
 		total += len(f)
@@ -54,7 +37,7 @@ func BenchmarkRelayLoop(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	traffic := benchTraffic(10_000)
+	traffic := rewritetest.AgentTraffic(10_000)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(traffic)))
 	b.ResetTimer()

@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,22 +13,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-// benchTraffic is agent output: message chunks with a tool call every 50
-// frames.
-func benchTraffic(frames int) []byte {
-	var buf bytes.Buffer
-	for i := range frames {
-		switch i % 50 {
-		case 0:
-			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"tool_%d","title":"Read file","kind":"read","status":"pending","rawInput":{"path":"/src/main.go"}}}}`+"\n", i)
-		default:
-			fmt.Fprintf(&buf, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk %d of the answer, with \"quotes\" and <tags> & more text to make it realistic"}}}}`+"\n", i)
-		}
-	}
-	return buf.Bytes()
-}
 
 // relayCommands are the two relays compared in one run: plain cat, and
 // cat behind acp-normalize with every module on.
@@ -44,7 +29,7 @@ func relayCommands(args ...string) map[string][]string {
 // frames; how fast do they reach the client, with and without the proxy?
 func BenchmarkProcessThroughput(b *testing.B) {
 	const frames = 100_000
-	traffic := benchTraffic(frames)
+	traffic := rewritetest.AgentTraffic(frames)
 	file := filepath.Join(b.TempDir(), "traffic.jsonl")
 	if err := os.WriteFile(file, traffic, 0o600); err != nil {
 		b.Fatal(err)
@@ -119,9 +104,9 @@ func BenchmarkRouterAllModules(b *testing.B) {
 		frames int
 		every  int // one tool-call frame every N frames
 	}{{"chunks", 1, 0}, {"mixed", 1000, 50}} {
-		traffic := benchTraffic(tc.frames)
+		traffic := rewritetest.AgentTraffic(tc.frames)
 		if tc.every == 0 {
-			traffic = benchTraffic(2)[bytes.IndexByte(benchTraffic(2), '\n')+1:]
+			traffic = []byte(rewritetest.Chunk + "\n")
 		}
 		frames := bytes.Split(bytes.TrimSuffix(traffic, []byte("\n")), []byte("\n"))
 		b.Run(tc.name, func(b *testing.B) {
