@@ -55,7 +55,7 @@ func NewPretty(w io.Writer, opts Options) *Pretty {
 // Begin implements Renderer.
 func (t *Pretty) Begin(name string) error {
 	t.ms, t.clk, t.run = newMethods(), clock{}, nil
-	t.line(t.p.paint(ansiBold, "── "+name+" ──"))
+	t.line(t.p.paint(ansiBold, "── "+terminalText(name)+" ──"))
 	return t.flush()
 }
 
