@@ -124,7 +124,9 @@ func (d *Diff) flush() error {
 //	  {"op":"replace","to":"client","frame":<output>},{"op":"drop","to":"client"}]}
 //
 // A non-JSON input has "text" instead of "frame". Frames the end of the
-// connection produced have "end":"eof" or "end":"exit" instead of an input.
+// connection produced have "end" instead of an input: the event that
+// produced them ("client-gone", "signal" or "exit"), or "eof" for the end
+// of a capture without an exit event.
 type DiffJSONL struct {
 	w    io.Writer
 	name string

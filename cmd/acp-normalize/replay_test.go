@@ -36,6 +36,12 @@ func TestReplayCommand(t *testing.T) {
 		{"missing-file-rest-replayed", []string{"replay", "--modules", "none", "testdata/no-such-capture.jsonl", "testdata/bad-lines.jsonl"}, nil},
 		{"color-always", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "always", "testdata/acpdbg-sample.jsonl"}, nil},
 		{"color-auto-not-a-tty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, map[string]string{"NO_COLOR": ""}},
+		// F6: the agent exits while the proxy holds Cursor's create_plan
+		// for the client: the client's prompt gets -32603, Cursor gets no
+		// cancelled (live, the modules get no last word then).
+		{"plan-agent-exits", []string{"replay", "--modules", "cursor", "--diff", "--format", "pretty", "testdata/plan-agent-exits.jsonl"}, nil},
+		// C12: a forwarded signal gives the modules their last word.
+		{"plan-signal", []string{"replay", "--modules", "cursor", "--diff", "testdata/plan-signal.jsonl"}, nil},
 		{"usage-no-capture", []string{"replay"}, nil},
 		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
 		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},
