@@ -124,9 +124,24 @@ func (s *Step) Changed() bool {
 // Replay returns the first error of fn, or an error reading r; bad lines
 // are not errors of Replay.
 func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
-	cfg.Capture = nil
-	router, err := NewRouter(cfg)
-	if err != nil {
+	return ReplayWith(r, func(*Step) (RouterConfig, error) { return cfg, nil }, fn)
+}
+
+// ReplayWith is Replay with the router's configuration chosen from the
+// capture itself: configure is called once, before the first step that
+// needs the router, with the capture's start event when the capture
+// begins with one (bad lines aside), else with nil. It lets a replay use
+// the settings recorded in the start event (Step.Modules, Policy,
+// Options). An error of configure ends the replay and is returned.
+func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), fn func(*Step) error) error {
+	var router *Router
+	setUp := func(start *Step) error {
+		cfg, err := configure(start)
+		if err != nil {
+			return err
+		}
+		cfg.Capture = nil
+		router, err = NewRouter(cfg)
 		return err
 	}
 	cr := pipe.NewCaptureReader(r)
@@ -148,6 +163,16 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 			return fmt.Errorf("reading capture: %w", err)
 		}
 		step := Step{Line: rec.Line, TS: rec.TS, From: rec.From}
+		if router == nil {
+			var start *Step
+			if rec.Event == "start" {
+				start = &Step{Kind: StepEvent, Text: rec.Event, Version: rec.Version, Argv: rec.Argv,
+					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options}
+			}
+			if err := setUp(start); err != nil {
+				return err
+			}
+		}
 		switch {
 		case rec.Event != "":
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
@@ -186,6 +211,11 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 	}
 	if gone {
 		return nil
+	}
+	if router == nil {
+		if err := setUp(nil); err != nil {
+			return err
+		}
 	}
 	// The capture was cut: treat it as the client leaving. After a
 	// client-gone or signal event this says nothing more.

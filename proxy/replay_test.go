@@ -345,3 +345,58 @@ func FuzzCaptureReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayWithStartSettings: ReplayWith hands the capture's start event
+// (with its recorded settings) to configure before the first frame, and
+// nil to a capture that does not begin with one; the router it returns
+// is the one the frames go through.
+func TestReplayWithStartSettings(t *testing.T) {
+	tests := []struct {
+		name, capture string
+		want          string // the start configure saw
+		out           string // what the non-JSON line became
+	}{
+		{"start_event_settings",
+			`{"seq":1,"event":"start","version":"0.1.0","agent":["a"],"modules":["cursor"],"nonJSON":"forward","options":["cursor-native-subagents"]}` + "\n" +
+				`{"seq":2,"from":"agent","text":"hello"}` + "\n",
+			`modules [cursor] policy forward options [cursor-native-subagents]`, `forward>client hello`},
+		{"no_start_event",
+			`{"from":"agent","text":"hello"}` + "\n",
+			`nil`, ``},
+		{"bad_line_before_start",
+			`{oops` + "\n" + `{"event":"start","nonJSON":"drop"}` + "\n" + `{"from":"agent","text":"hello"}` + "\n",
+			`modules [] policy drop options []`, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var saw []string
+			var out string
+			err := ReplayWith(strings.NewReader(tt.capture), func(start *Step) (RouterConfig, error) {
+				if start == nil {
+					saw = append(saw, "nil")
+					return RouterConfig{}, nil
+				}
+				saw = append(saw, fmt.Sprintf("modules %v policy %s options %v", start.Modules, start.Policy, start.Options))
+				policy := DropNonJSON
+				if start.Policy == "forward" {
+					policy = ForwardNonJSON
+				}
+				return RouterConfig{NonJSON: policy}, nil
+			}, func(s *Step) error {
+				if s.Kind == StepFrame {
+					line := stepLine(s)
+					if i := strings.Index(line, " | "); i >= 0 {
+						out = line[i+3:]
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(saw, ";") != tt.want || out != tt.out {
+				t.Errorf("configure saw %q, line became %q; want %q, %q", saw, out, tt.want, tt.out)
+			}
+		})
+	}
+}

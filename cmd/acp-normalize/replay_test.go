@@ -42,6 +42,15 @@ func TestReplayCommand(t *testing.T) {
 		{"plan-agent-exits", []string{"replay", "--modules", "cursor", "--diff", "--format", "pretty", "testdata/plan-agent-exits.jsonl"}, nil},
 		// C12: a forwarded signal gives the modules their last word.
 		{"plan-signal", []string{"replay", "--modules", "cursor", "--diff", "testdata/plan-signal.jsonl"}, nil},
+		// The capture's start event recorded cursor, nonJSON forward and
+		// forward-unknown-vendor-methods: replay uses them (the line and
+		// cursor/brand_new are forwarded) and warns about what this
+		// binary lacks; flags given before or after "replay" win.
+		{"recorded-settings", []string{"replay", "testdata/recorded-settings.jsonl"}, nil},
+		{"recorded-settings-overridden", []string{"replay", "--non-json", "drop", "--forward-unknown-vendor-methods=false", "testdata/recorded-settings.jsonl"}, nil},
+		{"recorded-settings-global-flags", []string{"--non-json", "drop", "--modules", "none", "replay", "testdata/recorded-settings.jsonl"}, nil},
+		{"module-flag-on-replay", []string{"replay", "--modules", "cursor", "--forward-unknown-vendor-methods", "testdata/unknown-cursor-method.jsonl"}, nil},
+		{"module-flag-before-replay", []string{"--cursor-native-subagents", "--forward-unknown-vendor-methods", "replay", "--modules", "cursor", "testdata/unknown-cursor-method.jsonl"}, nil},
 		{"usage-no-capture", []string{"replay"}, nil},
 		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
 		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},
