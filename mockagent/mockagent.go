@@ -181,7 +181,10 @@ func Serve(s *Script, cfg Config) error {
 	if err := sv.w.Flush(); err != nil {
 		return fmt.Errorf("writing to client: %w", err)
 	}
-	rd := pipe.NewReader(cfg.Stdin)
+	// Flush before every read of the client, not only when the reader's
+	// buffer is empty: a client that sent one request and half of the
+	// next would otherwise wait for an answer held back in the writer.
+	rd := pipe.NewReader(flushBeforeRead{r: cfg.Stdin, flush: func() { _ = sv.w.Flush() }})
 	for {
 		frame, err := rd.ReadFrame()
 		if errors.Is(err, io.EOF) {
@@ -193,15 +196,22 @@ func Serve(s *Script, cfg Config) error {
 			return fmt.Errorf("reading from client: %w", err)
 		}
 		sv.handle(frame)
-		if rd.Buffered() == 0 {
-			if err := sv.w.Flush(); err != nil {
-				return fmt.Errorf("writing to client: %w", err)
-			}
-		}
 		if err := sv.w.Err(); err != nil {
 			return fmt.Errorf("writing to client: %w", err)
 		}
 	}
+}
+
+// flushBeforeRead calls flush before every read of its source, so that
+// nothing written stays buffered while Serve waits for the client.
+type flushBeforeRead struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
 }
 
 // handle answers one frame from the client.

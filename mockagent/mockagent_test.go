@@ -3,8 +3,10 @@ package mockagent
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 )
@@ -264,5 +266,46 @@ func TestLoadBadLines(t *testing.T) {
 	}
 	if s.Requests() != 1 || s.Frames() != 1 {
 		t.Errorf("script: %d requests, %d frames; want 1 and 1", s.Requests(), s.Frames())
+	}
+}
+
+// TestServeAnswersWhileNextFrameIsPartial: a client that has sent one
+// request and half of the next gets the first answer at once; the mock
+// flushes before every read of the client, not only when its buffer is
+// empty.
+func TestServeAnswersWhileNextFrameIsPartial(t *testing.T) {
+	s, _, err := Load(strings.NewReader(session), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(s, Config{Stdin: inR, Stdout: outW}) }()
+	go func() {
+		// One write: a whole request, then the start of the next frame.
+		_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,`))
+	}()
+	got := make(chan string, 1)
+	go func() {
+		f, err := pipe.NewReader(outR).ReadFrame()
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(f)
+	}()
+	select {
+	case f := <-got:
+		if want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`; f != want {
+			t.Errorf("first frame %s, want %s", f, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer while the next frame is half sent: the response is held in the writer")
+	}
+	_ = inW.Close()
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
