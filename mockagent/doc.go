@@ -25,6 +25,13 @@
 //     no request of that method at all, -32603 (internal error) when its
 //     recorded requests are used up or the capture ends before the agent
 //     answered it.
+//   - A malformed client frame is answered as JSON-RPC 2.0 says, so a
+//     client never waits on it: -32600 (invalid request) with the frame's
+//     id when it can be read, else null; -32700 (parse error) for a line
+//     that starts like JSON but is not. A batch (ACP sends none) gets an
+//     array with a -32600 for each element that is a request or invalid,
+//     or a single -32600 with a null id when it is empty or unreadable.
+//     Non-JSON lines are ignored.
 //   - Recorded agent stderr lines are written to stderr in their place;
 //     recorded non-JSON stdout lines are skipped (stdout carries protocol
 //     frames only). At the client's EOF Serve returns.

@@ -2,6 +2,7 @@ package mockagent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -225,8 +226,21 @@ func (sv *server) handle(frame []byte) {
 	case pipe.Notification:
 		sv.log.Debug("client notification ignored", "method", string(env.Method))
 		return
+	case pipe.NotJSON:
+		sv.log.Warn("client line ignored: not JSON", "bytes", len(frame))
+		return
+	case pipe.Batch:
+		sv.answerBatch(frame)
+		return
 	default:
-		sv.log.Warn("client frame ignored: not a JSON-RPC message", "kind", env.Kind.String(), "bytes", len(frame))
+		// Never leave a client waiting on a malformed request: JSON-RPC
+		// answers it with an error (its id when it can be read).
+		sv.write(invalidAnswer(frame, env))
+		return
+	}
+	if !validID(env.ID) {
+		sv.log.Warn("client request with an invalid id answered -32600", "method", string(env.Method), "id", string(env.ID))
+		sv.write(rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
 		return
 	}
 	method := string(env.Method)
@@ -264,6 +278,61 @@ func (sv *server) handle(frame []byte) {
 		sv.pump(-1)
 	default:
 		sv.pump(at)
+	}
+}
+
+// invalidAnswer is the error response to a client frame that is no valid
+// JSON-RPC message: -32700 (parse error, null id) when it is not JSON at
+// all, else -32600 (invalid request) with its id when the id can be read.
+func invalidAnswer(frame []byte, env pipe.Envelope) []byte {
+	if !json.Valid(frame) {
+		return rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeParseError, "Parse error")
+	}
+	id := []byte("null")
+	if validID(env.ID) {
+		id = env.ID
+	}
+	return rewrite.ErrorResponse(id, jsonrpc2.CodeInvalidRequest, "Invalid Request")
+}
+
+// validID reports whether raw is a JSON-RPC id: a string, a number or null.
+func validID(raw []byte) bool {
+	switch pipe.FirstByte(raw) {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// answerBatch answers a batch, which the mock does not serve (ACP sends
+// none): each request or invalid element gets its -32600 in one array, as
+// JSON-RPC 2.0 answers a batch; notifications and responses get nothing.
+// An empty or unreadable batch gets a single -32600 with a null id.
+func (sv *server) answerBatch(frame []byte) {
+	sv.log.Warn("client batch answered -32600: the mock agent serves single requests only", "bytes", len(frame))
+	var answers [][]byte
+	n := 0
+	err := pipe.Elements(frame, func(el []byte) bool {
+		n++
+		env := pipe.Peek(el)
+		switch env.Kind {
+		case pipe.Notification, pipe.Response:
+		case pipe.Request:
+			id := env.ID
+			if !validID(id) {
+				id = []byte("null")
+			}
+			answers = append(answers, rewrite.ErrorResponse(id, jsonrpc2.CodeInvalidRequest, "Invalid Request: batches are not served"))
+		default:
+			answers = append(answers, invalidAnswer(el, env))
+		}
+		return true
+	})
+	switch {
+	case err != nil || n == 0:
+		sv.write(rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeInvalidRequest, "Invalid Request"))
+	case len(answers) > 0:
+		sv.write(append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'))
 	}
 }
 

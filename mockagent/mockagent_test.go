@@ -162,10 +162,39 @@ func TestServe(t *testing.T) {
 			wantStderr: "ready\n",
 		},
 		{
-			name:    "invalid_client_frames_ignored",
+			// A non-JSON line is no request; a malformed request is
+			// answered (JSON-RPC 2.0), never left waiting.
+			name:    "non_json_ignored_malformed_requests_answered",
 			capture: session,
-			live:    []string{`not json`, `{"jsonrpc":"2.0"}`},
-			want:    [][]string{nil, nil, nil},
+			live: []string{
+				`not json`,
+				`{"jsonrpc":"2.0"}`,
+				`{"jsonrpc":"2.0","id":3,"method":7}`,
+				`{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}`,
+				`{"jsonrpc":"2.0","id":"a","method":"session/new",`,
+			},
+			want: [][]string{nil, nil,
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string, a number or null"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
+			},
+		},
+		{
+			name:    "batches_answered_per_request_or_once",
+			capture: session,
+			live: []string{
+				`[{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"r","result":{}},7,{"jsonrpc":"2.0","id":2,"method":false}]`,
+				`[]`,
+				`[{"jsonrpc":"2.0","id":1,"method"`,
+				`[{"jsonrpc":"2.0","method":"n"}]`,
+			},
+			want: [][]string{nil,
+				{`[{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: batches are not served"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request"}}]`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				nil,
+			},
 		},
 	}
 	for _, tt := range tests {
