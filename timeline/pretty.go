@@ -20,7 +20,7 @@ const (
 //
 //	+0.412s  A→C  result #0 initialize  protocol 1, agent claude 0.101.0
 //	           ~ replaced → client
-//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor"],"version":"0.1.0"}
+//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor","claude"],"version":"0.1.0"}
 //
 // time offset from the capture's first timestamp, direction (C→A client
 // to agent, A→C agent to client, A! agent stderr, -- an event), the method
