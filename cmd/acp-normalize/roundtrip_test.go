@@ -30,7 +30,7 @@ type liveClient struct {
 	cond  *sync.Cond
 	lines []string
 	eof   bool
-	err   bytes.Buffer
+	err   lockedBuffer
 }
 
 // startLive runs the real binary with args, as a client would.
@@ -83,6 +83,12 @@ func (c *liveClient) send(frame []byte) {
 // waitFor waits until a line written to the client satisfies ok.
 func (c *liveClient) waitFor(what string, ok func(env pipe.Envelope) bool) {
 	c.t.Helper()
+	c.waitForNth(what, 1, ok)
+}
+
+// waitForNth waits until n lines written to the client satisfy ok.
+func (c *liveClient) waitForNth(what string, n int, ok func(env pipe.Envelope) bool) {
+	c.t.Helper()
 	timer := time.AfterFunc(20*time.Second, func() {
 		c.mu.Lock()
 		c.eof = true
@@ -92,10 +98,12 @@ func (c *liveClient) waitFor(what string, ok func(env pipe.Envelope) bool) {
 	defer timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for seen := 0; ; {
+	for seen, found := 0, 0; ; {
 		for ; seen < len(c.lines); seen++ {
 			if ok(pipe.Peek([]byte(c.lines[seen]))) {
-				return
+				if found++; found == n {
+					return
+				}
 			}
 		}
 		if c.eof {
@@ -241,9 +249,11 @@ func clientFrames(t *testing.T, capture string) [][]byte {
 // bundled capture, a live session (the real binary with --record, the
 // mock agent serving the capture, a client sending the recorded client
 // frames) is recorded, and `replay` of that recording prints, byte for
-// byte and in order, the frames the client got live. The client sends a
-// request's successor once the request is answered, and an answer to a
-// proxy request once that request reached it, as an editor would.
+// byte and in order, the frames the client got live, and that the
+// changes it computes equal the recording's output records. The client
+// behaves as an editor: it answers an agent's (or the proxy's) request
+// once that request reached it, and makes a new request only once its
+// earlier requests were answered.
 func TestRoundTripRecordReplay(t *testing.T) {
 	captures, err := filepath.Glob("../../testdata/captures/*/*.jsonl")
 	if err != nil {
@@ -261,24 +271,32 @@ func TestRoundTripRecordReplay(t *testing.T) {
 			rec := filepath.Join(t.TempDir(), "live.jsonl")
 			c := startLive(t, nil, "--record", rec, "--record-raw", "--kill-grace", "10s", "--",
 				proxyBinary, "mock-agent", "--no-stderr", capture)
-			for _, frame := range clientFrames(t, capture) {
-				env := pipe.Peek(frame)
-				id := bytes.Clone(env.ID)
-				switch {
-				case env.Kind == pipe.Response && bytes.HasPrefix(id, []byte(`"acp-normalize:`)):
-					c.waitFor("proxy request "+string(id), func(e pipe.Envelope) bool {
-						return e.Kind == pipe.Request && bytes.Equal(e.ID, id)
-					})
-					c.send(frame)
-				case env.Kind == pipe.Request:
-					c.send(frame)
+			var pending [][]byte      // ids of requests not yet known answered
+			asked := map[string]int{} // id -> answers sent to requests with that id
+			answered := func() {
+				for _, id := range pending {
 					c.waitFor("the answer to "+string(id), func(e pipe.Envelope) bool {
 						return e.Kind == pipe.Response && bytes.Equal(e.ID, id)
 					})
-				default:
-					c.send(frame)
 				}
+				pending = nil
 			}
+			for _, frame := range clientFrames(t, capture) {
+				env := pipe.Peek(frame)
+				id := bytes.Clone(env.ID)
+				switch env.Kind {
+				case pipe.Response:
+					asked[string(id)]++
+					c.waitForNth("request "+string(id), asked[string(id)], func(e pipe.Envelope) bool {
+						return e.Kind == pipe.Request && bytes.Equal(e.ID, id)
+					})
+				case pipe.Request:
+					answered()
+					pending = append(pending, id)
+				}
+				c.send(frame)
+			}
+			answered()
 			live := c.finish(true)
 			if len(live) < 2 {
 				t.Fatalf("the client got %d frames; stderr:\n%s", len(live), c.err.String())
