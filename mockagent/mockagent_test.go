@@ -61,9 +61,10 @@ func TestServe(t *testing.T) {
 				{
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
 					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
-					`{"jsonrpc":"2.0","id":11,"result":{"stopReason":"end_turn"}}`,
 				},
-				nil,
+				// The prompt's result was recorded after the client's
+				// answer to the permission request: it waits for it.
+				{`{"jsonrpc":"2.0","id":11,"result":{"stopReason":"end_turn"}}`},
 				nil,
 			},
 			wantStderr: "session created\n",
@@ -112,9 +113,10 @@ func TestServe(t *testing.T) {
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`,
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
 					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
-					`{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}`,
 				},
-				{`{"jsonrpc":"2.0","id":"n","result":{"sessionId":"s"}}`},
+				// The prompt's result waited for the permission answer;
+				// the client's next request releases it (it never hangs).
+				{`{"jsonrpc":"2.0","id":"n","result":{"sessionId":"s"}}`, `{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}`},
 				{`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":1}}`},
 			},
 			wantStderr: "session created\n",
@@ -160,6 +162,31 @@ func TestServe(t *testing.T) {
 				{`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`},
 			},
 			wantStderr: "ready\n",
+		},
+		{
+			// A notification (session/cancel) releases frames waiting
+			// for an answer as well; an answer to another id does not.
+			name:    "waiting_for_an_answer_released_by_a_notification",
+			capture: session,
+			live: []string{
+				`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+				`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}`,
+				`{"jsonrpc":"2.0","id":7,"result":{}}`,
+				`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+			},
+			want: [][]string{
+				nil,
+				{`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","method":"_auth/status","params":{}}`},
+				{`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`},
+				{
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
+				},
+				nil,
+				{`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`},
+			},
+			wantStderr: "session created\n",
 		},
 		{
 			// A non-JSON line is no request; a malformed request is
