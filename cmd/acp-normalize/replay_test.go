@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,6 +178,26 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{"cursor/task #0", "✗ dropped", "↩ replied → agent", "[subagent completed]"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestReplayModuleFlagsMatchRecordedOptions: the module flags replay
+// reads from a start event are exactly the names the proxy records, so a
+// recorded option is never reported unknown by the binary that wrote it.
+func TestReplayModuleFlagsMatchRecordedOptions(t *testing.T) {
+	recorded := moduleOptions{forwardUnknownVendorMethods: true, cursorNativeSubagents: true}.names()
+	if strings.Join(recorded, ",") != strings.Join(moduleFlags, ",") {
+		t.Errorf("recorded options %v, replay reads %v", recorded, moduleFlags)
+	}
+	cmd := replayCommand(streams{})
+	for _, name := range moduleFlags {
+		found := false
+		for _, f := range cmd.Flags {
+			found = found || slices.Contains(f.Names(), name)
+		}
+		if !found {
+			t.Errorf("replay has no --%s flag", name)
 		}
 	}
 }
