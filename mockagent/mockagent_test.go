@@ -2,6 +2,7 @@ package mockagent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -364,4 +365,83 @@ func TestServeAnswersWhileNextFrameIsPartial(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// FuzzServe feeds arbitrary client streams to the mock agent serving a
+// recorded session: it never panics, writes only JSON frames, and
+// answers every request (valid or not) once the client has sent a frame
+// after it, since nothing waits longer than the client's next frame.
+func FuzzServe(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":7}` + "\n"))
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"session/new"},1]` + "\n" + `[]` + "\n" + `{"id":{},"method":"x"}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"session/prompt"}` + "\n" + `{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+	s, bad, err := Load(strings.NewReader(session), nil)
+	if err != nil || len(bad) > 0 {
+		f.Fatalf("Load: %v %v", err, bad)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// A final notification releases anything waiting for an answer.
+		in := append(bytes.Clone(data), "\n"+`{"jsonrpc":"2.0","method":"fuzz/end"}`+"\n"...)
+		var out bytes.Buffer
+		if err := Serve(s, Config{Stdin: bytes.NewReader(in), Stdout: &out}); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		// answers counts the answers by id; malformedOut the answers to
+		// malformed frames (-32600, -32700, or a batch's array).
+		answers := map[string]int{}
+		malformedOut := 0
+		r := pipe.NewReader(&out)
+		for {
+			frame, err := r.ReadFrame()
+			if err != nil {
+				break
+			}
+			if !json.Valid(frame) {
+				t.Fatalf("written frame is not JSON: %q", frame)
+			}
+			env := pipe.Peek(frame)
+			switch {
+			case env.Kind == pipe.Batch, bytes.Contains(frame, []byte(`"code":-32600`)), bytes.Contains(frame, []byte(`"code":-32700`)):
+				malformedOut++
+			case env.Kind == pipe.Response:
+				answers[string(env.ID)]++
+			}
+		}
+		malformedIn := 0
+		cr := pipe.NewReader(bytes.NewReader(in))
+		for {
+			frame, err := cr.ReadFrame()
+			if err != nil {
+				break
+			}
+			env := pipe.Peek(frame)
+			switch {
+			case env.Kind == pipe.Request && validID(env.ID):
+				if answers[string(env.ID)] == 0 {
+					t.Fatalf("request %s never answered:\nin:\n%s\nout:\n%s", frame, in, out.String())
+				}
+				answers[string(env.ID)]--
+			case env.Kind == pipe.Request, env.Kind == pipe.Invalid:
+				malformedIn++
+			case env.Kind == pipe.Batch && !onlyNotificationsAndResponses(frame):
+				malformedIn++
+			}
+		}
+		if malformedOut != malformedIn {
+			t.Fatalf("%d malformed frames, %d answers to them:\nin:\n%s\nout:\n%s", malformedIn, malformedOut, in, out.String())
+		}
+	})
+}
+
+// onlyNotificationsAndResponses reports whether a batch holds at least
+// one element and only notifications and responses.
+func onlyNotificationsAndResponses(batch []byte) bool {
+	n, other := 0, false
+	err := pipe.Elements(batch, func(el []byte) bool {
+		n++
+		k := pipe.Peek(el).Kind
+		other = other || (k != pipe.Notification && k != pipe.Response)
+		return true
+	})
+	return err == nil && n > 0 && !other
 }
