@@ -18,16 +18,29 @@
 //     request whose response lies further ahead writes everything up to
 //     that response at once, so a client that skips a recorded request
 //     never blocks the rest.
-//   - Agent requests keep their recorded ids; the client's responses to
-//     them are read and discarded (logged at debug).
+//   - Agent requests keep their recorded ids. A frame recorded after the
+//     client's answer to one (say the session/prompt result after a
+//     permission answer) also waits for the live answer, so it is not
+//     sent before the user answers. It is released at the latest by the
+//     client's next request or notification (session/cancel, say), so a
+//     client that never answers is never left waiting. The answers are
+//     not otherwise used: the recorded turn goes on whatever the user
+//     chose.
 //   - A live request with no recorded response gets an error response at
 //     once, never silence: -32601 (method not found) when the capture has
 //     no request of that method at all, -32603 (internal error) when its
 //     recorded requests are used up or the capture ends before the agent
 //     answered it.
+//   - A malformed client frame is answered as JSON-RPC 2.0 says, so a
+//     client never waits on it: -32600 (invalid request) with the frame's
+//     id when it can be read, else null; -32700 (parse error) for a line
+//     that starts like JSON but is not. A batch (ACP sends none) gets an
+//     array with a -32600 for each element that is a request or invalid,
+//     or a single -32600 with a null id when it is empty or unreadable.
+//     Non-JSON lines are ignored.
 //   - Recorded agent stderr lines are written to stderr in their place;
 //     recorded non-JSON stdout lines are skipped (stdout carries protocol
 //     frames only). At the client's EOF Serve returns.
 //
-// Timing is driven by the client's requests only: nothing sleeps.
+// Timing is driven by the client's frames only: nothing sleeps.
 package mockagent

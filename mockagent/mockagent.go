@@ -2,6 +2,7 @@ package mockagent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ type item struct {
 	// gate is the index in Script.requests of the last client request
 	// recorded before this item, or -1.
 	gate int
+	// awaits is the index in Script.items of the agent request whose
+	// client answer was recorded after that client request and before
+	// this item, or -1: the item waits for the live answer too.
+	awaits int
 	// req is the index of the request a response answers.
 	req int
 	// line is the capture line, for logs.
@@ -90,25 +95,39 @@ func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) 
 	s = &Script{byMethod: make(map[string][]int), response: make(map[int]int)}
 	open := make(map[string]int) // raw id of a recorded client request -> index
 	last := -1
+	// asked maps the raw id of a recorded agent request to its item;
+	// answered is the last of them the client answered since its last
+	// request.
+	asked := make(map[string]int)
+	answered := -1
 	err = proxy.Replay(r, proxy.RouterConfig{}, func(st *proxy.Step) error {
 		switch st.Kind {
 		case proxy.StepError:
 			bad = append(bad, &LineError{Line: st.Line, Err: st.Err})
 		case proxy.StepStderr:
-			s.items = append(s.items, item{kind: itemStderr, frame: []byte(st.Text), gate: last, line: st.Line})
+			s.items = append(s.items, item{kind: itemStderr, frame: []byte(st.Text), gate: last, awaits: answered, line: st.Line})
 		case proxy.StepFrame:
 			if st.From == pipe.Client {
 				env := pipe.Peek(st.In)
+				if env.Kind == pipe.Response {
+					if at, ok := asked[string(env.ID)]; ok {
+						delete(asked, string(env.ID))
+						answered = at
+					}
+				}
 				if env.Kind == pipe.Request {
 					m := string(env.Method)
-					last = len(s.requests)
+					last, answered = len(s.requests), -1
 					s.requests = append(s.requests, request{method: m, nth: len(s.byMethod[m])})
 					s.byMethod[m] = append(s.byMethod[m], last)
 					open[string(env.ID)] = last
 				}
 				return nil
 			}
-			s.addAgentFrame(st, last, open, logger)
+			if env := pipe.Peek(st.In); env.Kind == pipe.Request && !st.NonJSON {
+				asked[string(env.ID)] = len(s.items)
+			}
+			s.addAgentFrame(st, last, answered, open, logger)
 		}
 		return nil
 	})
@@ -118,7 +137,7 @@ func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) 
 	return s, bad, nil
 }
 
-func (s *Script) addAgentFrame(st *proxy.Step, gate int, open map[string]int, logger *slog.Logger) {
+func (s *Script) addAgentFrame(st *proxy.Step, gate, awaits int, open map[string]int, logger *slog.Logger) {
 	if st.NonJSON {
 		s.skipped++
 		logger.Debug("recorded non-JSON agent line skipped (stdout carries frames only)", "line", st.Line)
@@ -126,7 +145,7 @@ func (s *Script) addAgentFrame(st *proxy.Step, gate int, open map[string]int, lo
 	}
 	env := pipe.Peek(st.In)
 	if env.Kind != pipe.Response {
-		s.items = append(s.items, item{kind: itemFrame, frame: st.In, gate: gate, line: st.Line})
+		s.items = append(s.items, item{kind: itemFrame, frame: st.In, gate: gate, awaits: awaits, line: st.Line})
 		return
 	}
 	req, ok := open[string(env.ID)]
@@ -137,7 +156,7 @@ func (s *Script) addAgentFrame(st *proxy.Step, gate int, open map[string]int, lo
 	}
 	delete(open, string(env.ID))
 	s.response[req] = len(s.items)
-	s.items = append(s.items, item{kind: itemResponse, frame: st.In, gate: gate, req: req, line: st.Line})
+	s.items = append(s.items, item{kind: itemResponse, frame: st.In, gate: gate, awaits: awaits, req: req, line: st.Line})
 }
 
 // Config configures Serve.
@@ -159,6 +178,15 @@ type server struct {
 	cursor int            // next item to write
 	live   map[string]int // method -> live requests seen
 	liveID map[int][]byte // recorded request index -> raw id of its live request
+	// frames counts the live client requests and notifications; asked
+	// maps an agent request written to the client (its raw id) to its
+	// item, and askedAt holds, per item, frames when it was written; an
+	// item in answered got its live answer. All are bounded by the script.
+	frames   int
+	forced   int // items up to this index are written whatever their gate
+	asked    map[string]int
+	askedAt  map[int]int
+	answered map[int]bool
 }
 
 func newServer(s *Script, cfg Config) *server {
@@ -167,9 +195,13 @@ func newServer(s *Script, cfg Config) *server {
 	}
 	return &server{
 		s: s, cfg: cfg, log: cfg.Logger,
-		w:      pipe.NewWriter(cfg.Stdout),
-		live:   make(map[string]int),
-		liveID: make(map[int][]byte),
+		w:        pipe.NewWriter(cfg.Stdout),
+		live:     make(map[string]int),
+		liveID:   make(map[int][]byte),
+		forced:   -1,
+		asked:    make(map[string]int),
+		askedAt:  make(map[int]int),
+		answered: make(map[int]bool),
 	}
 }
 
@@ -181,7 +213,10 @@ func Serve(s *Script, cfg Config) error {
 	if err := sv.w.Flush(); err != nil {
 		return fmt.Errorf("writing to client: %w", err)
 	}
-	rd := pipe.NewReader(cfg.Stdin)
+	// Flush before every read of the client, not only when the reader's
+	// buffer is empty: a client that sent one request and half of the
+	// next would otherwise wait for an answer held back in the writer.
+	rd := pipe.NewReader(flushBeforeRead{r: cfg.Stdin, flush: func() { _ = sv.w.Flush() }})
 	for {
 		frame, err := rd.ReadFrame()
 		if errors.Is(err, io.EOF) {
@@ -193,15 +228,22 @@ func Serve(s *Script, cfg Config) error {
 			return fmt.Errorf("reading from client: %w", err)
 		}
 		sv.handle(frame)
-		if rd.Buffered() == 0 {
-			if err := sv.w.Flush(); err != nil {
-				return fmt.Errorf("writing to client: %w", err)
-			}
-		}
 		if err := sv.w.Err(); err != nil {
 			return fmt.Errorf("writing to client: %w", err)
 		}
 	}
+}
+
+// flushBeforeRead calls flush before every read of its source, so that
+// nothing written stays buffered while Serve waits for the client.
+type flushBeforeRead struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
 }
 
 // handle answers one frame from the client.
@@ -210,15 +252,36 @@ func (sv *server) handle(frame []byte) {
 	switch env.Kind {
 	case pipe.Request:
 	case pipe.Response:
-		sv.log.Debug("client response to a recorded agent request discarded", "id", string(env.ID), "error", env.Error)
+		sv.log.Debug("client response to a recorded agent request read", "id", string(env.ID), "error", env.Error)
+		if at, ok := sv.asked[string(env.ID)]; ok {
+			delete(sv.asked, string(env.ID))
+			sv.answered[at] = true
+			sv.pump(-1)
+		}
 		return
 	case pipe.Notification:
 		sv.log.Debug("client notification ignored", "method", string(env.Method))
+		sv.frames++
+		sv.pump(-1)
+		return
+	case pipe.NotJSON:
+		sv.log.Warn("client line ignored: not JSON", "bytes", len(frame))
+		return
+	case pipe.Batch:
+		sv.answerBatch(frame)
 		return
 	default:
-		sv.log.Warn("client frame ignored: not a JSON-RPC message", "kind", env.Kind.String(), "bytes", len(frame))
+		// Never leave a client waiting on a malformed request: JSON-RPC
+		// answers it with an error (its id when it can be read).
+		sv.write(invalidAnswer(frame, env))
 		return
 	}
+	if !validID(env.ID) {
+		sv.log.Warn("client request with an invalid id answered -32600", "method", string(env.Method), "id", string(env.ID))
+		sv.write(rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
+		return
+	}
+	sv.frames++
 	method := string(env.Method)
 	id := bytes.Clone(env.ID)
 	recorded := sv.s.byMethod[method]
@@ -257,17 +320,77 @@ func (sv *server) handle(frame []byte) {
 	}
 }
 
+// invalidAnswer is the error response to a client frame that is no valid
+// JSON-RPC message: -32700 (parse error, null id) when it is not JSON at
+// all, else -32600 (invalid request) with its id when the id can be read.
+func invalidAnswer(frame []byte, env pipe.Envelope) []byte {
+	if !json.Valid(frame) {
+		return rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeParseError, "Parse error")
+	}
+	id := []byte("null")
+	if validID(env.ID) {
+		id = env.ID
+	}
+	return rewrite.ErrorResponse(id, jsonrpc2.CodeInvalidRequest, "Invalid Request")
+}
+
+// validID reports whether raw is a JSON-RPC id: a string, a number or null.
+func validID(raw []byte) bool {
+	switch pipe.FirstByte(raw) {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// answerBatch answers a batch, which the mock does not serve (ACP sends
+// none): each request or invalid element gets its -32600 in one array, as
+// JSON-RPC 2.0 answers a batch; notifications and responses get nothing.
+// An empty or unreadable batch gets a single -32600 with a null id.
+func (sv *server) answerBatch(frame []byte) {
+	sv.log.Warn("client batch answered -32600: the mock agent serves single requests only", "bytes", len(frame))
+	var answers [][]byte
+	n := 0
+	err := pipe.Elements(frame, func(el []byte) bool {
+		n++
+		env := pipe.Peek(el)
+		switch env.Kind {
+		case pipe.Notification, pipe.Response:
+		case pipe.Request:
+			id := env.ID
+			if !validID(id) {
+				id = []byte("null")
+			}
+			answers = append(answers, rewrite.ErrorResponse(id, jsonrpc2.CodeInvalidRequest, "Invalid Request: batches are not served"))
+		default:
+			answers = append(answers, invalidAnswer(el, env))
+		}
+		return true
+	})
+	switch {
+	case err != nil || n == 0:
+		sv.write(rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeInvalidRequest, "Invalid Request"))
+	case len(answers) > 0:
+		sv.write(append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'))
+	}
+}
+
 // pump writes items in order: every item up to index force, then items
 // as long as the request recorded before each has been made live.
 func (sv *server) pump(force int) {
+	sv.forced = max(sv.forced, force)
 	for sv.cursor < len(sv.s.items) {
 		it := sv.s.items[sv.cursor]
-		if sv.cursor > force && !sv.made(it.gate) {
+		if !sv.released(it.awaits) || (sv.cursor > sv.forced && !sv.made(it.gate)) {
 			return
 		}
 		sv.cursor++
 		switch it.kind {
 		case itemFrame:
+			if env := pipe.Peek(it.frame); env.Kind == pipe.Request {
+				sv.asked[string(env.ID)] = sv.cursor - 1
+				sv.askedAt[sv.cursor-1] = sv.frames
+			}
 			sv.write(it.frame)
 		case itemStderr:
 			if sv.cfg.Stderr != nil {
@@ -281,6 +404,18 @@ func (sv *server) pump(force int) {
 			}
 		}
 	}
+}
+
+// released reports whether an item that awaits the client's answer to
+// the agent request at item index at may be written: the client answered
+// it, or sent a request or notification since it was written, so that a
+// client that never answers is never left waiting (or at is -1).
+func (sv *server) released(at int) bool {
+	if at < 0 || sv.answered[at] {
+		return true
+	}
+	written, ok := sv.askedAt[at]
+	return !ok || sv.frames > written
 }
 
 // made reports whether the live client has sent the recorded request with

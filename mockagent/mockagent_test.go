@@ -2,9 +2,12 @@ package mockagent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 )
@@ -59,9 +62,10 @@ func TestServe(t *testing.T) {
 				{
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
 					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
-					`{"jsonrpc":"2.0","id":11,"result":{"stopReason":"end_turn"}}`,
 				},
-				nil,
+				// The prompt's result was recorded after the client's
+				// answer to the permission request: it waits for it.
+				{`{"jsonrpc":"2.0","id":11,"result":{"stopReason":"end_turn"}}`},
 				nil,
 			},
 			wantStderr: "session created\n",
@@ -110,9 +114,10 @@ func TestServe(t *testing.T) {
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`,
 					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
 					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
-					`{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}`,
 				},
-				{`{"jsonrpc":"2.0","id":"n","result":{"sessionId":"s"}}`},
+				// The prompt's result waited for the permission answer;
+				// the client's next request releases it (it never hangs).
+				{`{"jsonrpc":"2.0","id":"n","result":{"sessionId":"s"}}`, `{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}`},
 				{`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":1}}`},
 			},
 			wantStderr: "session created\n",
@@ -160,10 +165,64 @@ func TestServe(t *testing.T) {
 			wantStderr: "ready\n",
 		},
 		{
-			name:    "invalid_client_frames_ignored",
+			// A notification (session/cancel) releases frames waiting
+			// for an answer as well; an answer to another id does not.
+			name:    "waiting_for_an_answer_released_by_a_notification",
 			capture: session,
-			live:    []string{`not json`, `{"jsonrpc":"2.0"}`},
-			want:    [][]string{nil, nil, nil},
+			live: []string{
+				`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+				`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}`,
+				`{"jsonrpc":"2.0","id":7,"result":{}}`,
+				`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+			},
+			want: [][]string{
+				nil,
+				{`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","method":"_auth/status","params":{}}`},
+				{`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}`},
+				{
+					`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+					`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s"}}`,
+				},
+				nil,
+				{`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`},
+			},
+			wantStderr: "session created\n",
+		},
+		{
+			// A non-JSON line is no request; a malformed request is
+			// answered (JSON-RPC 2.0), never left waiting.
+			name:    "non_json_ignored_malformed_requests_answered",
+			capture: session,
+			live: []string{
+				`not json`,
+				`{"jsonrpc":"2.0"}`,
+				`{"jsonrpc":"2.0","id":3,"method":7}`,
+				`{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}`,
+				`{"jsonrpc":"2.0","id":"a","method":"session/new",`,
+			},
+			want: [][]string{nil, nil,
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string, a number or null"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
+			},
+		},
+		{
+			name:    "batches_answered_per_request_or_once",
+			capture: session,
+			live: []string{
+				`[{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"r","result":{}},7,{"jsonrpc":"2.0","id":2,"method":false}]`,
+				`[]`,
+				`[{"jsonrpc":"2.0","id":1,"method"`,
+				`[{"jsonrpc":"2.0","method":"n"}]`,
+			},
+			want: [][]string{nil,
+				{`[{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: batches are not served"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request"}}]`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`},
+				nil,
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -265,4 +324,124 @@ func TestLoadBadLines(t *testing.T) {
 	if s.Requests() != 1 || s.Frames() != 1 {
 		t.Errorf("script: %d requests, %d frames; want 1 and 1", s.Requests(), s.Frames())
 	}
+}
+
+// TestServeAnswersWhileNextFrameIsPartial: a client that has sent one
+// request and half of the next gets the first answer at once; the mock
+// flushes before every read of the client, not only when its buffer is
+// empty.
+func TestServeAnswersWhileNextFrameIsPartial(t *testing.T) {
+	s, _, err := Load(strings.NewReader(session), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(s, Config{Stdin: inR, Stdout: outW}) }()
+	go func() {
+		// One write: a whole request, then the start of the next frame.
+		_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,`))
+	}()
+	got := make(chan string, 1)
+	go func() {
+		f, err := pipe.NewReader(outR).ReadFrame()
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(f)
+	}()
+	select {
+	case f := <-got:
+		if want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`; f != want {
+			t.Errorf("first frame %s, want %s", f, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer while the next frame is half sent: the response is held in the writer")
+	}
+	_ = inW.Close()
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// FuzzServe feeds arbitrary client streams to the mock agent serving a
+// recorded session: it never panics, writes only JSON frames, and
+// answers every request (valid or not) once the client has sent a frame
+// after it, since nothing waits longer than the client's next frame.
+func FuzzServe(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":7}` + "\n"))
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"session/new"},1]` + "\n" + `[]` + "\n" + `{"id":{},"method":"x"}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"session/prompt"}` + "\n" + `{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+	s, bad, err := Load(strings.NewReader(session), nil)
+	if err != nil || len(bad) > 0 {
+		f.Fatalf("Load: %v %v", err, bad)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// A final notification releases anything waiting for an answer.
+		in := append(bytes.Clone(data), "\n"+`{"jsonrpc":"2.0","method":"fuzz/end"}`+"\n"...)
+		var out bytes.Buffer
+		if err := Serve(s, Config{Stdin: bytes.NewReader(in), Stdout: &out}); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		// answers counts the answers by id; malformedOut the answers to
+		// malformed frames (-32600, -32700, or a batch's array).
+		answers := map[string]int{}
+		malformedOut := 0
+		r := pipe.NewReader(&out)
+		for {
+			frame, err := r.ReadFrame()
+			if err != nil {
+				break
+			}
+			if !json.Valid(frame) {
+				t.Fatalf("written frame is not JSON: %q", frame)
+			}
+			env := pipe.Peek(frame)
+			switch {
+			case env.Kind == pipe.Batch, bytes.Contains(frame, []byte(`"code":-32600`)), bytes.Contains(frame, []byte(`"code":-32700`)):
+				malformedOut++
+			case env.Kind == pipe.Response:
+				answers[string(env.ID)]++
+			}
+		}
+		malformedIn := 0
+		cr := pipe.NewReader(bytes.NewReader(in))
+		for {
+			frame, err := cr.ReadFrame()
+			if err != nil {
+				break
+			}
+			env := pipe.Peek(frame)
+			switch {
+			case env.Kind == pipe.Request && validID(env.ID):
+				if answers[string(env.ID)] == 0 {
+					t.Fatalf("request %s never answered:\nin:\n%s\nout:\n%s", frame, in, out.String())
+				}
+				answers[string(env.ID)]--
+			case env.Kind == pipe.Request, env.Kind == pipe.Invalid:
+				malformedIn++
+			case env.Kind == pipe.Batch && !onlyNotificationsAndResponses(frame):
+				malformedIn++
+			}
+		}
+		if malformedOut != malformedIn {
+			t.Fatalf("%d malformed frames, %d answers to them:\nin:\n%s\nout:\n%s", malformedIn, malformedOut, in, out.String())
+		}
+	})
+}
+
+// onlyNotificationsAndResponses reports whether a batch holds at least
+// one element and only notifications and responses.
+func onlyNotificationsAndResponses(batch []byte) bool {
+	n, other := 0, false
+	err := pipe.Elements(batch, func(el []byte) bool {
+		n++
+		k := pipe.Peek(el).Kind
+		other = other || (k != pipe.Notification && k != pipe.Response)
+		return true
+	})
+	return err == nil && n > 0 && !other
 }

@@ -20,9 +20,10 @@ const (
 	StepFrame StepKind = iota + 1
 	// StepStderr is an agent stderr line; it is routed nowhere.
 	StepStderr
-	// StepEvent is an event record of the capture (start, exit, or an
-	// acpdbg meta line). For an exit event, Outs holds what the end of the
-	// connection produces (rules C12 and F6).
+	// StepEvent is an event record of the capture (start, client-gone,
+	// signal, exit, or an acpdbg meta line). For client-gone, signal and
+	// exit events, Outs holds what that end of the connection produces
+	// (rules C12 and F6).
 	StepEvent
 	// StepEnd is the end of the capture: Outs holds what the modules said
 	// when the client went away (rule C12). It comes last, after any exit
@@ -60,9 +61,15 @@ type Step struct {
 	// Code is the exit code of an exit event, when recorded.
 	Code *int
 	// Version, Argv and Modules are what a start event recorded: the
-	// proxy's version, the agent command and the modules then in use.
+	// proxy's version, the agent command and the modules then in use;
+	// Policy is its nonJSON setting ("drop" or "forward", "" when not
+	// recorded) and Options the module flags that were on.
 	Version       string
 	Argv, Modules []string
+	Policy        string
+	Options       []string
+	// Signal names the signal of a signal event.
+	Signal string
 	// Outs is what the router wrote because of this step, in order.
 	Outs []Out
 	// Err is why the line could not be read (StepError).
@@ -103,20 +110,38 @@ func (s *Step) Changed() bool {
 //
 // Output records of the capture (op lines) are skipped: they are what the
 // replay recomputes. A line that cannot be read becomes a StepError and
-// replay goes on with the next line. A client-gone event gives the modules
-// their last word (Router.ClientGone) where the live proxy gave it; an
-// exit event ends the connection (Router.ClientGone if not done yet, then
-// Router.AgentGone); a
-// capture without one ends with a StepEnd carrying ClientGone's frames.
+// replay goes on with the next line. The end of the connection follows
+// the live proxy: a client-gone or signal event gives the modules their
+// last word (Router.ClientGone, rule C12) where the live proxy gave it; an
+// exit event answers the client's open requests (Router.AgentGone, rule
+// F6) and nothing else, since an agent that exits while the client is
+// still there gives the modules no last word; a capture without an exit
+// event ends with a StepEnd carrying ClientGone's frames (none when a
+// client-gone or signal event came first).
 // An acpdbg frame that is a JSON string (not an object or array) is
 // replayed as the non-JSON line it stands for. cfg.Capture is ignored.
 //
 // Replay returns the first error of fn, or an error reading r; bad lines
 // are not errors of Replay.
 func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
-	cfg.Capture = nil
-	router, err := NewRouter(cfg)
-	if err != nil {
+	return ReplayWith(r, func(*Step) (RouterConfig, error) { return cfg, nil }, fn)
+}
+
+// ReplayWith is Replay with the router's configuration chosen from the
+// capture itself: configure is called once, before the first step that
+// needs the router, with the capture's start event when the capture
+// begins with one (bad lines aside), else with nil. It lets a replay use
+// the settings recorded in the start event (Step.Modules, Policy,
+// Options). An error of configure ends the replay and is returned.
+func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), fn func(*Step) error) error {
+	var router *Router
+	setUp := func(start *Step) error {
+		cfg, err := configure(start)
+		if err != nil {
+			return err
+		}
+		cfg.Capture = nil
+		router, err = NewRouter(cfg)
 		return err
 	}
 	cr := pipe.NewCaptureReader(r)
@@ -138,20 +163,37 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 			return fmt.Errorf("reading capture: %w", err)
 		}
 		step := Step{Line: rec.Line, TS: rec.TS, From: rec.From}
+		if router == nil {
+			var start *Step
+			if rec.Event == "start" {
+				start = &Step{Kind: StepEvent, Text: rec.Event, Version: rec.Version, Argv: rec.Argv,
+					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options}
+			}
+			if err := setUp(start); err != nil {
+				return err
+			}
+		}
 		switch {
 		case rec.Event != "":
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
 			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
-			switch {
-			case rec.Event == "client-gone":
-				// Live, the modules got their last word here (C12).
+			step.Policy, step.Options, step.Signal = rec.NonJSON, rec.Options, rec.Signal
+			switch rec.Event {
+			case "client-gone", "signal":
+				// Live, the modules got their last word here (C12): the
+				// client left, or the proxy was told to shut down.
 				outs = router.ClientGone(outs[:0])
 				step.Outs = ownOuts(outs)
-			case rec.Event == "exit" && !gone:
-				gone = true
-				outs = router.ClientGone(outs[:0]) // nothing if client-gone came first
-				outs = router.AgentGone(outs)
-				step.Outs = ownOuts(outs)
+			case "exit":
+				if !gone {
+					// Live, an agent that exits while the client is still
+					// there ends the connection with AgentGone alone (F6);
+					// the modules' last word came earlier if the client
+					// left or a signal arrived first.
+					gone = true
+					outs = router.AgentGone(outs[:0])
+					step.Outs = ownOuts(outs)
+				}
 			}
 		case !rec.IsInput():
 			continue // an output record: recomputed, not replayed
@@ -170,6 +212,13 @@ func Replay(r io.Reader, cfg RouterConfig, fn func(*Step) error) error {
 	if gone {
 		return nil
 	}
+	if router == nil {
+		if err := setUp(nil); err != nil {
+			return err
+		}
+	}
+	// The capture was cut: treat it as the client leaving. After a
+	// client-gone or signal event this says nothing more.
 	outs = router.ClientGone(outs[:0])
 	return fn(&Step{Kind: StepEnd, Outs: ownOuts(outs)})
 }

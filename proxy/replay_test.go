@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // dropModule drops every frame containing "x/drop" and answers a request
@@ -174,6 +175,59 @@ func TestReplay(t *testing.T) {
 			},
 		},
 		{
+			// Live, an agent that exits while the client is connected ends
+			// the connection with AgentGone only: the request the proxy
+			// holds for the module is not cancelled (C12 is for the client
+			// leaving), the client's open request gets -32603 (F6).
+			name: "F6_agent_exits_first_no_cancelled_for_held_request",
+			cfg:  RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+			capture: `{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}}}` + "\n" +
+				`{"event":"exit","code":1}` + "\n",
+			want: []string{
+				`frame@1 client:{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}} | forward>agent {"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`,
+				`frame@2 agent:{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}} | request>client {"jsonrpc":"2.0","id":"acp-normalize:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"Q?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`,
+				`event@3 exit | reply>client {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`,
+			},
+		},
+		{
+			// A forwarded signal gives the modules their last word where
+			// the live proxy gave it (C12), before the agent exits.
+			name: "C12_signal_event_gives_last_word_then_exit",
+			cfg:  RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+			capture: `{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}}}` + "\n" +
+				`{"event":"signal","signal":"terminated"}` + "\n" +
+				`{"from":"agent","stderr":"bye"}` + "\n" +
+				`{"event":"exit","code":143}` + "\n",
+			want: []string{
+				`frame@1 agent:{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}} | request>client {"jsonrpc":"2.0","id":"acp-normalize:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"Q?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`,
+				`event@2 signal | emit>agent {"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"cancelled"}}}`,
+				`stderr@3 bye`,
+				`event@4 exit`,
+			},
+		},
+		{
+			name: "C12_client_gone_event_then_exit",
+			cfg:  RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+			capture: `{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}}}` + "\n" +
+				`{"event":"client-gone"}` + "\n" +
+				`{"event":"exit","code":0}` + "\n",
+			want: []string{
+				`frame@1 agent:{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}} | request>client {"jsonrpc":"2.0","id":"acp-normalize:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"Q?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`,
+				`event@2 client-gone | emit>agent {"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"cancelled"}}}`,
+				`event@3 exit`,
+			},
+		},
+		{
+			name:    "C12_capture_cut_ends_with_client_gone",
+			cfg:     RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+			capture: `{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}}}` + "\n",
+			want: []string{
+				`frame@1 agent:{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}} | request>client {"jsonrpc":"2.0","id":"acp-normalize:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"Q?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`,
+				`end@0 | emit>agent {"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"cancelled"}}}`,
+			},
+		},
+		{
 			name:    "empty_capture",
 			capture: "",
 			want:    []string{`end@0`},
@@ -290,4 +344,59 @@ func FuzzCaptureReader(f *testing.F) {
 			t.Fatalf("Replay of an in-memory capture failed: %v", err)
 		}
 	})
+}
+
+// TestReplayWithStartSettings: ReplayWith hands the capture's start event
+// (with its recorded settings) to configure before the first frame, and
+// nil to a capture that does not begin with one; the router it returns
+// is the one the frames go through.
+func TestReplayWithStartSettings(t *testing.T) {
+	tests := []struct {
+		name, capture string
+		want          string // the start configure saw
+		out           string // what the non-JSON line became
+	}{
+		{"start_event_settings",
+			`{"seq":1,"event":"start","version":"0.1.0","agent":["a"],"modules":["cursor"],"nonJSON":"forward","options":["cursor-native-subagents"]}` + "\n" +
+				`{"seq":2,"from":"agent","text":"hello"}` + "\n",
+			`modules [cursor] policy forward options [cursor-native-subagents]`, `forward>client hello`},
+		{"no_start_event",
+			`{"from":"agent","text":"hello"}` + "\n",
+			`nil`, ``},
+		{"bad_line_before_start",
+			`{oops` + "\n" + `{"event":"start","nonJSON":"drop"}` + "\n" + `{"from":"agent","text":"hello"}` + "\n",
+			`modules [] policy drop options []`, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var saw []string
+			var out string
+			err := ReplayWith(strings.NewReader(tt.capture), func(start *Step) (RouterConfig, error) {
+				if start == nil {
+					saw = append(saw, "nil")
+					return RouterConfig{}, nil
+				}
+				saw = append(saw, fmt.Sprintf("modules %v policy %s options %v", start.Modules, start.Policy, start.Options))
+				policy := DropNonJSON
+				if start.Policy == "forward" {
+					policy = ForwardNonJSON
+				}
+				return RouterConfig{NonJSON: policy}, nil
+			}, func(s *Step) error {
+				if s.Kind == StepFrame {
+					line := stepLine(s)
+					if i := strings.Index(line, " | "); i >= 0 {
+						out = line[i+3:]
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(saw, ";") != tt.want || out != tt.out {
+				t.Errorf("configure saw %q, line became %q; want %q, %q", saw, out, tt.want, tt.out)
+			}
+		})
+	}
 }

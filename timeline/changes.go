@@ -140,9 +140,10 @@ func decode(b []byte) (any, bool) {
 }
 
 // joinPath appends key to a dotted path, quoting keys that would make
-// the path ambiguous.
+// the path ambiguous or that hold runes a terminal must not get (quoted,
+// they are escaped as in Go: "\x1bc").
 func joinPath(path, key string) string {
-	if key == "" || strings.ContainsAny(key, ".[]\" \n") {
+	if key == "" || strings.ContainsAny(key, ".[]\" \n\\") || strings.IndexFunc(key, unsafeRune) >= 0 {
 		key = strconv.Quote(key)
 	}
 	if path == "" {
@@ -153,13 +154,14 @@ func joinPath(path, key string) string {
 
 // render renders the change with values cut to about limit characters.
 func (c fieldChange) render(limit int) string {
+	path := terminalText(c.path) // keys are vendor data
 	switch c.op {
 	case '+':
-		return "+ " + c.path + " = " + shortValue(c.new, limit)
+		return "+ " + path + " = " + shortValue(c.new, limit)
 	case '-':
-		return "- " + c.path + " (was " + shortValue(c.old, limit) + ")"
+		return "- " + path + " (was " + shortValue(c.old, limit) + ")"
 	}
-	return "~ " + c.path + ": " + shortValue(c.old, limit) + " → " + shortValue(c.new, limit)
+	return "~ " + path + ": " + shortValue(c.old, limit) + " → " + shortValue(c.new, limit)
 }
 
 // memberLimit is how long a member's value may be in a shortened object.
@@ -201,7 +203,7 @@ func shortValue(v []byte, limit int) string {
 		var sb strings.Builder
 		sb.WriteByte('{')
 		for i, k := range statusFirst(order) {
-			part := k + ":" + shortValue(m[k], memberLimit)
+			part := terminalText(k) + ":" + shortValue(m[k], memberLimit)
 			if i > 0 {
 				part = ", " + part
 			}

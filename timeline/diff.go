@@ -42,7 +42,7 @@ func NewDiff(w io.Writer, opts Options) *Diff {
 
 // Begin implements Renderer.
 func (d *Diff) Begin(name string) error {
-	d.name, d.ms, d.clk, d.changed = name, newMethods(), clock{}, 0
+	d.name, d.ms, d.clk, d.changed = terminalText(name), newMethods(), clock{}, 0
 	if d.files > 0 {
 		d.sb.WriteByte('\n')
 	}
@@ -89,7 +89,7 @@ func (d *Diff) Step(s *proxy.Step) error {
 	}
 	d.sb.WriteString(strings.TrimRight(head, " ") + "\n")
 	if s.Kind == proxy.StepFrame {
-		d.sb.WriteString("  " + d.p.paint(ansiDim, "<") + " " + oneLine(string(s.In), len(s.In)) + "\n")
+		d.sb.WriteString("  " + d.p.paint(ansiDim, "<") + " " + terminalText(string(s.In)) + "\n")
 	}
 	for _, c := range cs {
 		st := opStyle[c.op]
@@ -99,7 +99,7 @@ func (d *Diff) Step(s *proxy.Step) error {
 			continue
 		}
 		d.sb.WriteString(" → " + c.to.String() + "\n")
-		d.sb.WriteString("  " + d.p.paint(st[2], ">") + " " + oneLine(string(c.frame), len(c.frame)) + "\n")
+		d.sb.WriteString("  " + d.p.paint(st[2], ">") + " " + terminalText(string(c.frame)) + "\n")
 		if c.op == pipe.OpReplace {
 			for _, fc := range fieldChanges(s.In, c.frame) {
 				d.sb.WriteString("      " + fc.render(diffLimit) + "\n")
@@ -124,7 +124,9 @@ func (d *Diff) flush() error {
 //	  {"op":"replace","to":"client","frame":<output>},{"op":"drop","to":"client"}]}
 //
 // A non-JSON input has "text" instead of "frame". Frames the end of the
-// connection produced have "end":"eof" or "end":"exit" instead of an input.
+// connection produced have "end" instead of an input: the event that
+// produced them ("client-gone", "signal" or "exit"), or "eof" for the end
+// of a capture without an exit event.
 type DiffJSONL struct {
 	w    io.Writer
 	name string

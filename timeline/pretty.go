@@ -20,7 +20,7 @@ const (
 //
 //	+0.412s  A→C  result #0 initialize  protocol 1, agent claude 0.101.0
 //	           ~ replaced → client
-//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor"],"version":"0.1.0"}
+//	               + result.agentCapabilities._meta.acp-normalize = {"modules":["cursor","claude"],"version":"0.1.0"}
 //
 // time offset from the capture's first timestamp, direction (C→A client
 // to agent, A→C agent to client, A! agent stderr, -- an event), the method
@@ -55,7 +55,7 @@ func NewPretty(w io.Writer, opts Options) *Pretty {
 // Begin implements Renderer.
 func (t *Pretty) Begin(name string) error {
 	t.ms, t.clk, t.run = newMethods(), clock{}, nil
-	t.line(t.p.paint(ansiBold, "── "+name+" ──"))
+	t.line(t.p.paint(ansiBold, "── "+terminalText(name)+" ──"))
 	return t.flush()
 }
 

@@ -196,6 +196,9 @@ func endLabel(s *proxy.Step) string {
 		return "end of capture: the client is gone"
 	}
 	label := "event " + s.Text
+	if s.Signal != "" {
+		label += " " + s.Signal
+	}
 	if s.Version != "" {
 		label += ", recorded by acp-normalize " + s.Version
 	}

@@ -3,8 +3,11 @@ package timeline
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
@@ -96,16 +99,21 @@ func TestFieldChanges(t *testing.T) {
 }
 
 // FuzzRenderers replays arbitrary captures through the test module into
-// every renderer: none panics, and every JSONL line is valid JSON that
-// holds the frame's bytes verbatim.
+// every renderer: none panics, every JSONL line is valid JSON that holds
+// the frame's bytes verbatim, and the terminal renderers (with and without
+// colour) write no C0, C1 or format rune that their palette did not write.
 func FuzzRenderers(f *testing.F) {
 	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"method":"test/task","params":{"toolCallId":"t","description":"d"}}}` + "\n"))
 	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call","rawInput":{"_toolName":"task"}}}}}` + "\n"))
 	f.Add([]byte(`{"from":"agent","text":"{oops"}` + "\n" + `{"from":"client","frame":[1]}` + "\n"))
 	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"\u001b[31m"}}}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"session_info_update","title":"\u009b2J\u009d52;c;aGk=\u009c\u202e"}}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"method":"test/task","params":{"toolCallId":"\u001bc","description":"\u200f"}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","stderr":"\u001b]0;pwned\u0007"}` + "\n" + `{"event":"start","agent":["\u009b"]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var jsonl, pretty, diff, diffJSONL bytes.Buffer
-		rs := []Renderer{NewJSONL(&jsonl), NewPretty(&pretty, Options{}), NewDiff(&diff, Options{}), NewDiffJSONL(&diffJSONL)}
+		var jsonl, pretty, diff, diffJSONL, prettyColor, diffColor bytes.Buffer
+		rs := []Renderer{NewJSONL(&jsonl), NewPretty(&pretty, Options{}), NewDiff(&diff, Options{}), NewDiffJSONL(&diffJSONL),
+			NewPretty(&prettyColor, Options{Color: true}), NewDiff(&diffColor, Options{Color: true})}
 		for _, r := range rs {
 			if err := r.Begin("fuzz"); err != nil {
 				t.Fatal(err)
@@ -134,8 +142,98 @@ func FuzzRenderers(f *testing.F) {
 				}
 			}
 		}
-		if bytes.ContainsAny(pretty.Bytes(), "\x1b\r") || bytes.ContainsAny(diff.Bytes(), "\x1b\r") {
-			t.Fatalf("control bytes from a frame reached the terminal output")
+		for _, out := range []*bytes.Buffer{&pretty, &diff, &prettyColor, &diffColor} {
+			if r, at := firstUnsafeRune(out.String()); at >= 0 {
+				t.Fatalf("rune %U from a frame reached the terminal output at byte %d: %q", r, at, out.String())
+			}
 		}
 	})
+}
+
+// paletteCodes are the escape sequences the palette itself writes.
+var paletteCodes = strings.NewReplacer(ansiReset, "", ansiBold, "", ansiDim, "", ansiRed, "", ansiGreen, "",
+	ansiYellow, "", ansiBlue, "", ansiMagenta, "", ansiCyan, "")
+
+// firstUnsafeRune returns the first C0 (but newline), C1 or format rune
+// of terminal output once the palette's own codes are removed, and its
+// offset, or -1.
+func firstUnsafeRune(out string) (rune, int) {
+	for i, r := range paletteCodes.Replace(out) {
+		if r != '\n' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)) {
+			return r, i
+		}
+	}
+	return 0, -1
+}
+
+// TestTerminalSafety pins that vendor text in frames, keys and stderr
+// lines reaches the pretty and diff output only with its control and
+// format runes escaped, in summaries, field paths and the < > frame lines.
+func TestTerminalSafety(t *testing.T) {
+	tests := []struct {
+		name    string
+		capture string
+		// want must appear in the diff output (which shows the raw
+		// frames; each capture changes them) and wantPretty in the pretty.
+		want, wantPretty []string
+	}{
+		{"osc52_in_title",
+			`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"\u001b]52;c;cm0gLXJmIH4=\u0007","rawInput":{"_toolName":"task"}}}}}`,
+			[]string{`\u001b]52;c;cm0gLXJmIH4=\u0007`}, []string{`"\u001b]52;c;cm0gLXJmIH4=\u0007"`}},
+		{"esc_in_meta_key",
+			`{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"method":"test/task","params":{"toolCallId":"t","description":"d","_meta":{"\u001bc":"\u001b[2J"}}}}`,
+			[]string{`{"\u001bc":"\u001b[2J"}`}, nil},
+		{"rlo_in_chunk_and_c1_csi",
+			`{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"method":"test/task","params":{"toolCallId":"\u202etxt.exe","description":"\u009b31m red"}}}`,
+			[]string{`\u202etxt.exe`, `\u009b31m red`}, []string{`\u202etxt.exe "Task: \u009b31m red"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, color := range []bool{false, true} {
+				var pretty, diff bytes.Buffer
+				for _, r := range []Renderer{NewPretty(&pretty, Options{Color: color}), NewDiff(&diff, Options{Color: color})} {
+					render(t, r, []rewrite.Module{rewritetest.Module()}, writeCapture(t, tt.capture+"\n"))
+				}
+				for name, out := range map[string]string{"pretty": pretty.String(), "diff": diff.String()} {
+					if r, at := firstUnsafeRune(out); at >= 0 {
+						t.Errorf("%s (color %v): rune %U reached the terminal at byte %d:\n%s", name, color, r, at, out)
+					}
+					want := tt.want
+					if name == "pretty" {
+						want = tt.wantPretty
+					}
+					for _, w := range want {
+						if !strings.Contains(paletteCodes.Replace(out), w) {
+							t.Errorf("%s (color %v): %q not shown escaped:\n%s", name, color, w, out)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFieldPathKeysEscaped pins that a key with an ESC in a field change's
+// path is shown quoted and escaped, never raw.
+func TestFieldPathKeysEscaped(t *testing.T) {
+	a := `{"_meta":{}}`
+	b := `{"_meta":{"\u001bc":1,"k":{"\u009b":2,"x":"` + strings.Repeat("y", 40) + `"}}}`
+	var got []string
+	for _, fc := range fieldChanges([]byte(a), []byte(b)) {
+		got = append(got, fc.render(30))
+	}
+	want := []string{`+ _meta."\x1bc" = 1`, `+ _meta.k = {\u009b:2, …}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// writeCapture writes a capture to a temporary file and returns its path.
+func writeCapture(t *testing.T, capture string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "capture.jsonl")
+	if err := os.WriteFile(name, []byte(capture), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }

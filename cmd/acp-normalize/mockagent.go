@@ -19,7 +19,9 @@ func mockAgentCommand(st streams) *cli.Command {
 		Description: "Acts as the agent of a recorded session: each client request is answered\n" +
 			"with the recorded response to the same method, in order (ids follow the live\n" +
 			"request); the recorded notifications and agent requests are sent in their\n" +
-			"recorded order. A request the capture cannot answer gets -32601 (method never\n" +
+			"recorded order; what followed the client's answer to an agent request waits\n" +
+			"for the live answer (or the client's next request or notification).\n" +
+			"A request the capture cannot answer gets -32601 (method never\n" +
 			"recorded) or -32603 (recorded responses used up). It exits 0 at the client's EOF.\n" +
 			"Watch a recorded session, normalized, in an editor:\n" +
 			"  acp-normalize -- acp-normalize mock-agent capture.jsonl",

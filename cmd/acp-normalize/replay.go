@@ -7,12 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/lmittmann/tint"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
@@ -27,7 +30,9 @@ func replayCommand(st streams) *cli.Command {
 			"chosen modules without starting a process, and prints what each side would\n" +
 			"have received. Each CAPTURE is its own connection; \"-\" reads stdin.\n" +
 			"A bad line is reported on stderr as FILE:LINE: message, the rest is replayed,\n" +
-			"and the exit status is 1.",
+			"and the exit status is 1.\n" +
+			"The modules, --non-json and module flags default to the settings recorded in\n" +
+			"the capture's start event; a flag given (before or after \"replay\") wins.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
@@ -39,6 +44,10 @@ func replayCommand(st streams) *cli.Command {
 				Usage: "colour the pretty and diff output: auto (on a terminal, unless NO_COLOR or TERM=dumb), always, never"},
 			&cli.StringFlag{Name: "non-json", Value: "drop",
 				Usage: "what to do with lines that are not JSON: drop or forward (as the proxy's flag)"},
+			&cli.BoolFlag{Name: "forward-unknown-vendor-methods",
+				Usage: "pass unknown cursor/* methods to the client (C13), as the proxy's flag"},
+			&cli.BoolFlag{Name: "cursor-native-subagents",
+				Usage: "translate Cursor's draft subagent shapes (S2), as the proxy's flag"},
 			&cli.StringFlag{Name: "log-level", Value: "warn",
 				Usage: "log level of module messages on stderr: debug, info, warn or error"},
 		},
@@ -52,13 +61,9 @@ func replayAction(c *cli.Context, st streams) error {
 	if len(files) == 0 {
 		return usageError("replay: no capture given; usage: acp-normalize replay [flags] CAPTURE...")
 	}
-	mods, err := selectModules(allModules(moduleOptionsFrom(c)), c.String("modules"))
+	settings, err := explicitSettings(c)
 	if err != nil {
-		return usageError("--modules: %v", err)
-	}
-	nonJSON, err := proxy.ParseNonJSONPolicy(c.String("non-json"))
-	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	level, err := parseLevel(c.String("log-level"))
 	if err != nil {
@@ -76,11 +81,16 @@ func replayAction(c *cli.Context, st streams) error {
 	logger := replayLogger(st.stderr, level, os.Getenv)
 	failures := 0
 	for _, name := range files {
-		n, err := replayFile(name, st, r, out, proxy.RouterConfig{
-			Modules: mods,
-			Logger:  logger.With("capture", name),
-			Version: version,
-			NonJSON: nonJSON,
+		capLogger := logger.With("capture", name)
+		n, err := replayFile(name, st, r, out, func(start *proxy.Step) (proxy.RouterConfig, error) {
+			mods, nonJSON, warnings := settings.resolve(start)
+			if len(warnings) > 0 {
+				_ = out.Flush() // keep stdout and stderr in order on a terminal
+				for _, w := range warnings {
+					fmt.Fprintf(st.stderr, "%s: %s\n", name, w)
+				}
+			}
+			return proxy.RouterConfig{Modules: mods, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
 		})
 		failures += n
 		if err != nil {
@@ -104,7 +114,7 @@ const maxReportedLines = 10
 
 // replayFile replays one capture and returns how many of its lines (or
 // the file itself) could not be read. The error is a failure to write.
-func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, cfg proxy.RouterConfig) (int, error) {
+func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, configure func(*proxy.Step) (proxy.RouterConfig, error)) (int, error) {
 	var in io.Reader = st.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -121,7 +131,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	bad := 0
 	var readErr error
-	err := proxy.Replay(in, cfg, func(s *proxy.Step) error {
+	err := proxy.ReplayWith(in, configure, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepError {
 			bad++
 			if bad <= maxReportedLines {
@@ -221,4 +231,122 @@ func colorMode(mode string, w io.Writer, getenv func(string) string) (bool, erro
 		return false, nil
 	}
 	return false, fmt.Errorf("--color must be auto, always or never, not %q", mode)
+}
+
+// moduleFlags are the module flags replay takes, as recorded in a
+// capture's start event ("options").
+var moduleFlags = []string{"forward-unknown-vendor-methods", "cursor-native-subagents"}
+
+// replaySettings are the settings given on the command line; what is not
+// given comes from each capture's start event.
+type replaySettings struct {
+	modules    string // --modules, "" when not given
+	nonJSON    proxy.NonJSONPolicy
+	nonJSONSet bool
+	// flags holds the module flags given, by name.
+	flags map[string]bool
+}
+
+// explicitSettings reads the settings given on the command line, before
+// or after "replay" (the nearest wins), and checks them.
+func explicitSettings(c *cli.Context) (replaySettings, error) {
+	rs := replaySettings{flags: make(map[string]bool)}
+	if lc := setIn(c, "modules"); lc != nil {
+		rs.modules = lc.String("modules")
+		if _, err := selectModules(allModules(moduleOptions{}), rs.modules); err != nil {
+			return rs, usageError("--modules: %v", err)
+		}
+		if strings.TrimSpace(rs.modules) == "" {
+			rs.modules = "all"
+		}
+	}
+	if lc := setIn(c, "non-json"); lc != nil {
+		p, err := proxy.ParseNonJSONPolicy(lc.String("non-json"))
+		if err != nil {
+			return rs, usageError("%v", err)
+		}
+		rs.nonJSON, rs.nonJSONSet = p, true
+	}
+	for _, f := range moduleFlags {
+		if lc := setIn(c, f); lc != nil {
+			rs.flags[f] = lc.Bool(f)
+		}
+	}
+	return rs, nil
+}
+
+// setIn returns the nearest context of c's lineage in which flag name was
+// set (on the command line or by its environment variable), or nil. A
+// subcommand's flag hides a global flag of the same name from c.Bool and
+// c.IsSet, so each level is asked on its own.
+func setIn(c *cli.Context, name string) *cli.Context {
+	for _, lc := range c.Lineage() {
+		if lc.IsSet(name) {
+			return lc
+		}
+	}
+	return nil
+}
+
+// resolve chooses one capture's modules and non-JSON policy: a setting
+// given on the command line, else the one recorded in its start event
+// (start may be nil), else the default (all modules, drop, flags off).
+// It returns a warning for each recorded setting this binary lacks.
+func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, proxy.NonJSONPolicy, []string) {
+	var warnings []string
+	var opts moduleOptions
+	recorded := map[string]bool{}
+	if start != nil {
+		for _, o := range start.Options {
+			if !slices.Contains(moduleFlags, o) {
+				warnings = append(warnings, fmt.Sprintf("recorded option %q is unknown to this acp-normalize; replaying without it", o))
+			}
+			recorded[o] = true
+		}
+	}
+	flag := func(name string) bool {
+		if v, ok := rs.flags[name]; ok {
+			return v
+		}
+		return recorded[name]
+	}
+	opts.forwardUnknownVendorMethods = flag("forward-unknown-vendor-methods")
+	opts.cursorNativeSubagents = flag("cursor-native-subagents")
+	all := allModules(opts)
+
+	var mods []rewrite.Module
+	switch {
+	case rs.modules != "":
+		mods, _ = selectModules(all, rs.modules) // checked by explicitSettings
+	case start != nil && start.Modules != nil:
+		for _, name := range start.Modules {
+			i := slices.IndexFunc(all, func(m rewrite.Module) bool { return m.Name == name })
+			if i < 0 {
+				warnings = append(warnings, fmt.Sprintf("recorded module %q is unknown to this acp-normalize; replaying without it", name))
+				continue
+			}
+			if !slices.ContainsFunc(mods, func(m rewrite.Module) bool { return m.Name == name }) {
+				mods = append(mods, all[i])
+			}
+		}
+		if mods == nil {
+			mods = []rewrite.Module{}
+		}
+	default:
+		mods = all
+	}
+
+	nonJSON := proxy.DropNonJSON
+	switch {
+	case rs.nonJSONSet:
+		nonJSON = rs.nonJSON
+	case start != nil && start.Policy != "":
+		p, err := proxy.ParseNonJSONPolicy(start.Policy)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("recorded nonJSON %q is unknown to this acp-normalize; replaying with drop", start.Policy))
+		} else {
+			nonJSON = p
+		}
+	}
+	return mods, nonJSON, warnings
 }

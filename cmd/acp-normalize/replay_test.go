@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,21 @@ func TestReplayCommand(t *testing.T) {
 		{"missing-file-rest-replayed", []string{"replay", "--modules", "none", "testdata/no-such-capture.jsonl", "testdata/bad-lines.jsonl"}, nil},
 		{"color-always", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "always", "testdata/acpdbg-sample.jsonl"}, nil},
 		{"color-auto-not-a-tty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, map[string]string{"NO_COLOR": ""}},
+		// F6: the agent exits while the proxy holds Cursor's create_plan
+		// for the client: the client's prompt gets -32603, Cursor gets no
+		// cancelled (live, the modules get no last word then).
+		{"plan-agent-exits", []string{"replay", "--modules", "cursor", "--diff", "--format", "pretty", "testdata/plan-agent-exits.jsonl"}, nil},
+		// C12: a forwarded signal gives the modules their last word.
+		{"plan-signal", []string{"replay", "--modules", "cursor", "--diff", "testdata/plan-signal.jsonl"}, nil},
+		// The capture's start event recorded cursor, nonJSON forward and
+		// forward-unknown-vendor-methods: replay uses them (the line and
+		// cursor/brand_new are forwarded) and warns about what this
+		// binary lacks; flags given before or after "replay" win.
+		{"recorded-settings", []string{"replay", "testdata/recorded-settings.jsonl"}, nil},
+		{"recorded-settings-overridden", []string{"replay", "--non-json", "drop", "--forward-unknown-vendor-methods=false", "testdata/recorded-settings.jsonl"}, nil},
+		{"recorded-settings-global-flags", []string{"--non-json", "drop", "--modules", "none", "replay", "testdata/recorded-settings.jsonl"}, nil},
+		{"module-flag-on-replay", []string{"replay", "--modules", "cursor", "--forward-unknown-vendor-methods", "testdata/unknown-cursor-method.jsonl"}, nil},
+		{"module-flag-before-replay", []string{"--cursor-native-subagents", "--forward-unknown-vendor-methods", "replay", "--modules", "cursor", "testdata/unknown-cursor-method.jsonl"}, nil},
 		{"usage-no-capture", []string{"replay"}, nil},
 		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
 		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},
@@ -162,6 +178,26 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{"cursor/task #0", "✗ dropped", "↩ replied → agent", "[subagent completed]"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestReplayModuleFlagsMatchRecordedOptions: the module flags replay
+// reads from a start event are exactly the names the proxy records, so a
+// recorded option is never reported unknown by the binary that wrote it.
+func TestReplayModuleFlagsMatchRecordedOptions(t *testing.T) {
+	recorded := moduleOptions{forwardUnknownVendorMethods: true, cursorNativeSubagents: true}.names()
+	if strings.Join(recorded, ",") != strings.Join(moduleFlags, ",") {
+		t.Errorf("recorded options %v, replay reads %v", recorded, moduleFlags)
+	}
+	cmd := replayCommand(streams{})
+	for _, name := range moduleFlags {
+		found := false
+		for _, f := range cmd.Flags {
+			found = found || slices.Contains(f.Names(), name)
+		}
+		if !found {
+			t.Errorf("replay has no --%s flag", name)
 		}
 	}
 }
