@@ -232,7 +232,7 @@ func NewCaptureReader(r io.Reader) *CaptureReader {
 
 type captureLine struct {
 	Seq       *int64          `json:"seq"`
-	TS        string          `json:"ts"`
+	TS        json.RawMessage `json:"ts"`
 	From      string          `json:"from"`
 	To        string          `json:"to"`
 	Direction string          `json:"direction"`
@@ -277,13 +277,7 @@ func parseCaptureLine(b []byte) (Record, error) {
 	if l.Seq != nil {
 		r.Seq = *l.Seq
 	}
-	if l.TS != "" {
-		ts, err := time.Parse(time.RFC3339Nano, l.TS)
-		if err != nil {
-			return r, fmt.Errorf("bad ts %q: %w", l.TS, err)
-		}
-		r.TS = ts
-	}
+	r.TS = parseTS(l.TS)
 	if l.Frame != nil && !bytes.Equal(l.Frame, []byte("null")) {
 		r.Frame = []byte(l.Frame)
 	}
@@ -356,4 +350,30 @@ func textOf(l captureLine) string {
 		return string(l.Frame)
 	}
 	return ""
+}
+
+// parseTS reads a record's ts: an RFC 3339 string, or a number of Unix
+// seconds or (when larger than 1e12) milliseconds, as other tools write.
+// A ts it cannot read leaves the record without a time: the frame is
+// still good.
+func parseTS(raw json.RawMessage) time.Time {
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if ts, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return ts
+		}
+		return time.Time{}
+	}
+	var n float64
+	if json.Unmarshal(raw, &n) != nil || n <= 0 {
+		return time.Time{}
+	}
+	if n > 1e12 {
+		return time.UnixMilli(int64(n)).UTC()
+	}
+	sec := int64(n)
+	return time.Unix(sec, int64((n-float64(sec))*1e9)).UTC()
 }

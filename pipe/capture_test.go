@@ -92,6 +92,7 @@ func TestCaptureReaderVariants(t *testing.T) {
 		`{"from":"client"}`,
 		`{"to":"client","frame":{}}`,
 		`{"seq":9,"ts":"bad","from":"client","frame":{}}`,
+		`{"ts":1764400000123,"direction":"sent","frame":{"n":1}}`,
 	}, "\n")
 	cr := NewCaptureReader(strings.NewReader(in))
 	type got struct {
@@ -134,7 +135,8 @@ func TestCaptureReaderVariants(t *testing.T) {
 		{9, 0, "", "", true},
 		{10, 0, "", "", true},
 		{11, 0, "", "", true},
-		{12, 0, "", "", true},
+		{12, Client, `{}`, "", false}, // an unreadable ts loses the time, not the frame
+		{13, Client, `{"n":1}`, "", false},
 	}
 	if len(gots) != len(want) {
 		t.Fatalf("got %d records: %+v", len(gots), gots)
@@ -201,5 +203,25 @@ func TestCaptureKeepsWhitespaceAroundFrames(t *testing.T) {
 	want := []string{"text:  {\"a\":1}  ", "text:{\"b\":2}\t", "frame:{\"c\":3}", "start:forwardx", "signal:terminated"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestParseTS(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      time.Time
+	}{
+		{"rfc3339", `"2026-08-20T14:52:13.1Z"`, time.Date(2026, 8, 20, 14, 52, 13, 1e8, time.UTC)},
+		{"unix milliseconds", `1764400000123`, time.UnixMilli(1764400000123).UTC()},
+		{"unix seconds", `1764400000.5`, time.Unix(1764400000, 5e8).UTC()},
+		{"garbage", `"yesterday"`, time.Time{}},
+		{"absent", ``, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseTS([]byte(tt.raw)); !got.Equal(tt.want) {
+				t.Fatalf("parseTS(%s) = %v, want %v", tt.raw, got, tt.want)
+			}
+		})
 	}
 }
