@@ -357,8 +357,8 @@ func TestMockAgentCommand(t *testing.T) {
 		{name: "missing_capture", args: []string{"mock-agent", "testdata/no-such.jsonl"}, wantCode: exitUsage,
 			wantStderr: []string{"acp-normalize: mock-agent: testdata/no-such.jsonl: no such file or directory"}},
 		{name: "bad_lines_reported_rest_served", args: []string{"mock-agent", "--no-stderr", "testdata/bad-lines.jsonl"},
-			stdin:      `{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}` + "\n",
-			wantCode:   0,
+			stdin:    `{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}` + "\n",
+			wantCode: 0,
 			// Line 5's unreadable ts costs its time, not the frame.
 			wantStdout: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"before"}}}}` + "\n" + `{"jsonrpc":"2.0","method":"x"}` + "\n" + `{"jsonrpc":"2.0","id":"p","result":{"stopReason":"end_turn"}}` + "\n",
 			wantStderr: []string{
