@@ -37,8 +37,9 @@ func ParseNonJSONPolicy(s string) (NonJSONPolicy, error) {
 	return 0, fmt.Errorf("--non-json must be drop or forward, not %q", s)
 }
 
-// maxModules bounds the module list (a trigger match is a bit mask).
-const maxModules = 64
+// maxModules bounds the module list (a trigger match is a bit mask, whose
+// top two bits are the router's own).
+const maxModules = 62
 
 // maxPending bounds the client requests tracked for rule F6 (P6): a
 // client never has this many requests open with a working agent; past it,
@@ -102,6 +103,19 @@ type Router struct {
 	closed    bool
 }
 
+// scan returns the modules a frame triggers and whether it may answer a
+// client request (it has an id and a result or error member). With
+// modules, one pass of the trigger index finds both; with none, three
+// byte searches are cheaper than walking the frame's quotes.
+func (r *Router) scan(raw []byte) (matched uint64, mayAnswer bool) {
+	if len(r.mods) == 0 {
+		return 0, bytes.Contains(raw, []byte(`"id"`)) &&
+			(bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)))
+	}
+	found := r.triggers.Match(raw)
+	return found & modulesMask, found&maybeResponse == maybeResponse
+}
+
 // NewRouter returns a Router with fresh per-connection module state.
 func NewRouter(cfg RouterConfig) (*Router, error) {
 	if err := rewrite.Validate(cfg.Modules); err != nil {
@@ -132,6 +146,9 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	}
 	r.advert = advert
 	r.triggers = rewrite.NewTriggerIndex(cfg.Modules)
+	r.triggers.Add(`"id"`, bitID)
+	r.triggers.Add(`"result"`, bitResult)
+	r.triggers.Add(`"error"`, bitResult)
 	return r, nil
 }
 
@@ -139,12 +156,16 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 // initialize.result.agentCapabilities._meta["acp-normalize"].
 func (r *Router) Advertisement() []byte { return r.advert }
 
-// mayBeResponse is the prefilter for agent frames: only a frame with an id
-// and a result or error member can answer a client request.
-func mayBeResponse(raw []byte) bool {
-	return bytes.Contains(raw, []byte(`"id"`)) &&
-		(bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)))
-}
+// Bits of the trigger index that the router uses itself, above the
+// modules' bits: a frame with an id and a result or error member may
+// answer a client request, so it needs the router's bookkeeping.
+const (
+	bitID     = 63
+	bitResult = 62
+	// maybeResponse has both bits.
+	maybeResponse = 1<<bitID | 1<<bitResult
+	modulesMask   = 1<<bitResult - 1
+)
 
 // Handle processes one frame read from side from and appends what must be
 // written to dst. The frame's bytes may be appended as is (passthrough):
@@ -154,8 +175,8 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	if !pipe.IsJSON(raw) {
 		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
-	matched := r.triggers.Match(raw)
-	if matched == 0 && from == pipe.Agent && !mayBeResponse(raw) {
+	matched, mayAnswer := r.scan(raw)
+	if matched == 0 && from == pipe.Agent && !mayAnswer {
 		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}
 	r.mu.Lock()
@@ -204,7 +225,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	stale := replaced // triggers are checked on the frame as it now is
 	for i, m := range r.mods {
 		if stale {
-			matched = r.triggers.Match(cur)
+			matched = r.triggers.Match(cur) & modulesMask
 			f.Reset(from, cur, seq)
 			stale = false
 		}

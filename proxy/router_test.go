@@ -324,3 +324,21 @@ func TestRouterBookkeepingAfterReplace(t *testing.T) {
 		t.Fatalf("pending = %d, want 1: the replaced request was not tracked", r.Pending())
 	}
 }
+
+func TestRouterResponseTrackingWithAndWithoutModules(t *testing.T) {
+	// F6 bookkeeping must see agent responses whichever prefilter runs:
+	// the trigger index (modules on) or plain byte searches (none).
+	for _, mods := range [][]rewrite.Module{nil, {newTestModule()}} {
+		r, err := NewRouter(RouterConfig{Modules: mods})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`), nil)
+		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":2,"method":"session/new"}`), nil)
+		r.Handle(A, []byte(`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`), nil)
+		r.Handle(A, []byte(`{"jsonrpc":"2.0", "id" : 2 , "error":{"code":1,"message":"m"}}`), nil)
+		if n := r.Pending(); n != 0 {
+			t.Fatalf("%d modules: %d requests still pending after their responses", len(mods), n)
+		}
+	}
+}

@@ -11,15 +11,18 @@ import (
 // a trigger that starts with '"' (as most do: a quote cannot occur
 // unescaped inside a JSON string, so such a trigger never matches chat
 // text) stops at every quote of the frame. The index instead visits each
-// quote once and looks the two bytes after it up in a bitmap of the
-// quoted triggers' openings; only those few candidates are compared.
+// quote once and looks the two bytes after it up in a table of the quoted
+// triggers' openings; only those few candidates are compared.
 // Triggers that do not start with '"', or are shorter than three bytes,
 // are checked with bytes.Contains.
 type TriggerIndex struct {
-	plain   []trigger
-	opening [1 << 16 / 64]uint64 // bit set: some quoted trigger opens with these two bytes
-	quoted  map[uint16][]trigger
-	all     uint64 // the bits of every module with a trigger
+	plain []trigger
+	// group maps the two bytes after a quote to 1 + the index in groups
+	// of the quoted triggers opening with them; 0 is none. A table, not a
+	// map: it is consulted at every quote of every frame.
+	group  [1 << 16]uint8
+	groups [][]trigger
+	all    uint64 // the bits of every module with a trigger
 }
 
 type trigger struct {
@@ -28,27 +31,41 @@ type trigger struct {
 }
 
 // NewTriggerIndex indexes the triggers of mods; module i is bit i of
-// Match's result. At most 64 modules.
+// Match's result. At most 64 modules, and less the bits given to Add.
 func NewTriggerIndex(mods []Module) *TriggerIndex {
-	x := &TriggerIndex{quoted: make(map[uint16][]trigger)}
+	x := &TriggerIndex{}
 	for i, m := range mods {
-		bit := uint64(1) << i
 		for _, t := range m.Triggers {
-			if t == "" {
-				continue
-			}
-			x.all |= bit
-			tr := trigger{pat: []byte(t), bit: bit}
-			if len(t) < 3 || t[0] != '"' {
-				x.plain = append(x.plain, tr)
-				continue
-			}
-			key := uint16(t[1])<<8 | uint16(t[2])
-			x.opening[key/64] |= 1 << (key % 64)
-			x.quoted[key] = append(x.quoted[key], tr)
+			x.Add(t, uint(i))
 		}
 	}
 	return x
+}
+
+// Add indexes one more trigger under bit n of Match's result; the proxy
+// uses it for the strings it looks for itself.
+func (x *TriggerIndex) Add(t string, n uint) {
+	if t == "" || n >= 64 {
+		return
+	}
+	bit := uint64(1) << n
+	x.all |= bit
+	tr := trigger{pat: []byte(t), bit: bit}
+	if len(t) < 3 || t[0] != '"' {
+		x.plain = append(x.plain, tr)
+		return
+	}
+	key := uint16(t[1])<<8 | uint16(t[2])
+	if x.group[key] == 0 {
+		if len(x.groups) == 255 {
+			x.plain = append(x.plain, tr) // table full: checked the slow way
+			return
+		}
+		x.groups = append(x.groups, nil)
+		x.group[key] = uint8(len(x.groups))
+	}
+	g := x.group[key] - 1
+	x.groups[g] = append(x.groups[g], tr)
 }
 
 // Match returns the set of modules (bit i for module i) with a trigger
@@ -60,7 +77,7 @@ func (x *TriggerIndex) Match(frame []byte) uint64 {
 			mask |= t.bit
 		}
 	}
-	if len(x.quoted) == 0 {
+	if len(x.groups) == 0 {
 		return mask
 	}
 	for i := 0; mask != x.all; i++ {
@@ -72,11 +89,11 @@ func (x *TriggerIndex) Match(frame []byte) uint64 {
 		if i+2 >= len(frame) {
 			break
 		}
-		key := uint16(frame[i+1])<<8 | uint16(frame[i+2])
-		if x.opening[key/64]&(1<<(key%64)) == 0 {
+		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
+		if g == 0 {
 			continue
 		}
-		for _, t := range x.quoted[key] {
+		for _, t := range x.groups[g-1] {
 			if mask&t.bit == 0 && bytes.HasPrefix(frame[i:], t.pat) {
 				mask |= t.bit
 			}
