@@ -14,6 +14,7 @@ import (
 type sendQueue struct {
 	w     *pipe.Writer
 	items chan queued
+	stop  <-chan struct{}
 	fail  func(error)
 }
 
@@ -22,14 +23,21 @@ type queued struct {
 	synced chan struct{} // closed once everything before it is written and flushed
 }
 
-func newSendQueue(w *pipe.Writer, fail func(error)) *sendQueue {
-	q := &sendQueue{w: w, items: make(chan queued, 256), fail: fail}
+// newSendQueue starts a queue writing to w until stop is closed.
+func newSendQueue(w *pipe.Writer, stop <-chan struct{}, fail func(error)) *sendQueue {
+	q := &sendQueue{w: w, items: make(chan queued, 256), stop: stop, fail: fail}
 	go q.run()
 	return q
 }
 
 func (q *sendQueue) run() {
-	for it := range q.items {
+	for {
+		var it queued
+		select {
+		case it = <-q.items:
+		case <-q.stop:
+			return
+		}
 		var err error
 		if it.frames != nil {
 			err = q.w.WriteFrames(it.frames, true)
@@ -46,12 +54,36 @@ func (q *sendQueue) run() {
 }
 
 // send queues copies of frames, to be written contiguously and flushed.
-func (q *sendQueue) send(frames [][]byte) {
+// When 256 sends are already waiting it blocks (the side is not reading);
+// with limit > 0 it gives up after limit and reports false.
+func (q *sendQueue) send(frames [][]byte, limit time.Duration) bool {
 	own := make([][]byte, len(frames))
 	for i, f := range frames {
 		own[i] = append([]byte(nil), f...)
 	}
-	q.items <- queued{frames: own}
+	return q.put(queued{frames: own}, limit)
+}
+
+func (q *sendQueue) put(it queued, limit time.Duration) bool {
+	select {
+	case q.items <- it:
+		return true
+	default:
+	}
+	var timeout <-chan time.Time
+	if limit > 0 {
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case q.items <- it:
+		return true
+	case <-timeout:
+		return false
+	case <-q.stop:
+		return false
+	}
 }
 
 // sync waits until everything queued so far, and anything the side's
@@ -59,13 +91,12 @@ func (q *sendQueue) send(frames [][]byte) {
 // whether it finished.
 func (q *sendQueue) sync(limit time.Duration) bool {
 	done := make(chan struct{})
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case q.items <- queued{synced: done}:
-	case <-timer.C:
+	start := time.Now()
+	if !q.put(queued{synced: done}, limit) {
 		return false
 	}
+	timer := time.NewTimer(max(limit-time.Since(start), 0))
+	defer timer.Stop()
 	select {
 	case <-done:
 		return true

@@ -50,10 +50,19 @@ type connection struct {
 	writers [3]*pipe.Writer // by destination side
 	queues  [3]*sendQueue   // replies to a frame's sender, by destination side
 
-	// life guards finished: set when Run returns, after which the loops
-	// that are still running do nothing.
+	// life guards the router and the capture against use after Run
+	// returns: loops still running then (Run's caller owns stdin) do
+	// nothing. It is held only around work that cannot block on a peer.
 	life     sync.RWMutex
-	finished bool
+	finished atomic.Bool
+	stop     chan struct{} // closed when Run returns: ends the send queues
+
+	// agentActive is when the agent loop last read bytes from the agent or
+	// wrote bytes to the client; agentInRead is set while it waits for the
+	// agent's stdout. Together they tell a finished-but-held stdout from a
+	// slow client after the agent exits (rule F6).
+	agentActive atomic.Int64
+	agentInRead atomic.Bool
 
 	clientGone     chan struct{}
 	clientGoneOnce sync.Once
@@ -96,11 +105,12 @@ func Run(cfg Config) (int, error) {
 		router:     router,
 		agent:      agent,
 		clientGone: make(chan struct{}),
+		stop:       make(chan struct{}),
 	}
-	c.writers[pipe.Client] = pipe.NewWriter(cfg.Stdout)
+	c.writers[pipe.Client] = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
 	c.writers[pipe.Agent] = pipe.NewWriter(agent.stdin)
 	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
-		c.queues[side] = newSendQueue(c.writers[side], func(err error) { c.writeFailed(side, err) })
+		c.queues[side] = newSendQueue(c.writers[side], c.stop, func(err error) { c.writeFailed(side, err) })
 	}
 	c.log.Debug("agent started", "pid", agent.cmd.Process.Pid, "argv", pipe.RedactArgs(cfg.Argv))
 	c.recordEvent(pipe.Record{Event: "start"})
@@ -110,8 +120,20 @@ func Run(cfg Config) (int, error) {
 		defer close(stderrDone)
 		c.copyStderr()
 	}()
-	agentDone := make(chan error, 1)
-	go func() { agentDone <- c.relay(pipe.Agent, agent.stdout) }()
+	agentDone := make(chan struct{})
+	go func() {
+		defer close(agentDone)
+		if err := c.relay(pipe.Agent, activityReader{r: agent.stdout, c: c}); err != nil {
+			c.log.Warn("reading from agent failed", "err", err)
+		}
+		// The agent's stream is over: the client requests it never
+		// answered get -32603 right after its last frame (F6).
+		var outs []Out
+		if c.live(func() { outs = c.router.AgentGone(nil) }) {
+			c.deliver(pipe.Agent, outs)
+			c.flush(pipe.Client)
+		}
+	}()
 	go func() {
 		err := c.relay(pipe.Client, cfg.Stdin)
 		if err != nil {
@@ -125,26 +147,16 @@ func Run(cfg Config) (int, error) {
 	go func() { exited <- agent.wait() }()
 
 	code := c.supervise(exited)
-
-	// Deliver everything the agent wrote (rule F6). A grandchild may hold
-	// the agent's stdout open: give it the grace, then end the group.
-	select {
-	case <-agentDone:
-	case <-time.After(cfg.KillGrace):
-		c.log.Warn("agent's stdout still open after it exited; ending its process group")
-		_ = agent.group.kill()
-		if err := agent.stdout.SetReadDeadline(time.Now()); err != nil {
-			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)
-		}
-		select {
-		case <-agentDone:
-		case <-time.After(time.Second): // a pipe that cannot be interrupted (Windows)
-		}
-	}
+	c.drainAgent(agentDone)
 	// Processes the agent left behind in its group are ended too: the
 	// proxy leaves no orphans (on Windows the job object does this).
 	c.endGroup()
-	c.deliver(pipe.Agent, router.AgentGone(nil))
+	// Requests the client sent after the agent's stdout closed.
+	var late []Out
+	c.live(func() { late = c.router.AgentGone(nil) })
+	if len(late) > 0 {
+		c.queues[pipe.Client].send(frameList(late), cfg.KillGrace)
+	}
 	if !c.queues[pipe.Client].sync(cfg.KillGrace) {
 		c.log.Debug("flushing to client did not finish")
 	}
@@ -152,25 +164,111 @@ func Run(cfg Config) (int, error) {
 	case <-stderrDone:
 	case <-time.After(100 * time.Millisecond):
 	}
-	// From here on the connection is over: a client loop still blocked on
-	// its reader (Run's caller owns stdin) must not touch the capture or
-	// the router any more.
 	// Closing the agent's stdin also frees a client loop blocked writing to
 	// it (a grandchild may hold the pipe open without reading).
 	c.agentStdinClosed.Store(true)
 	_ = c.agent.stdin.Close()
 	c.life.Lock()
 	c.recordEvent(pipe.Record{Event: "exit", Code: &code})
-	c.finished = true
+	c.finished.Store(true)
 	c.life.Unlock()
+	close(c.stop)
 	return code, nil
+}
+
+// drainAgent waits, after the agent exited, until everything it wrote
+// has been delivered (F6). If the loop has waited for the agent's stdout
+// for the grace with nothing arriving, a grandchild holds it open: the
+// group is ended and the read interrupted. If the loop is stuck writing to
+// the client for ten graces, the client is not reading and the rest is
+// given up. A signal to the proxy also stops the wait.
+func (c *connection) drainAgent(agentDone <-chan struct{}) {
+	grace := c.cfg.KillGrace
+	c.touchAgent()
+	tick := time.NewTicker(max(grace/10, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-agentDone:
+			return
+		case sig := <-c.cfg.Signals:
+			c.log.Info("signal while delivering the agent's last output; stopping", "signal", sig.String())
+			_ = c.agent.group.kill()
+			return
+		case <-tick.C:
+		}
+		idle := time.Since(time.Unix(0, c.agentActive.Load()))
+		if !c.agentInRead.Load() {
+			// Writing to the client: a slow client (an editor stalled by
+			// a dialog) gets ten graces of patience, one that reads
+			// nothing at all is given up on then.
+			if idle >= 10*grace {
+				c.log.Warn("client is not reading; the agent's last output is not delivered", "waited", idle)
+				return
+			}
+			continue
+		}
+		if idle < grace {
+			continue
+		}
+		c.log.Warn("agent's stdout still open after it exited; ending its process group")
+		_ = c.agent.group.kill()
+		if err := c.agent.stdout.SetReadDeadline(time.Now()); err != nil {
+			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)
+		}
+		select {
+		case <-agentDone:
+		case <-time.After(time.Second): // a pipe that cannot be interrupted (Windows)
+		}
+		return
+	}
+}
+
+func (c *connection) touchAgent() { c.agentActive.Store(time.Now().UnixNano()) }
+
+// activityReader marks the agent loop's reads for drainAgent.
+type activityReader struct {
+	r io.Reader
+	c *connection
+}
+
+func (a activityReader) Read(p []byte) (int, error) {
+	a.c.agentInRead.Store(true)
+	n, err := a.r.Read(p)
+	a.c.agentInRead.Store(false)
+	if n > 0 {
+		a.c.touchAgent()
+	}
+	return n, err
+}
+
+// activityWriter marks writes to the client for drainAgent.
+type activityWriter struct {
+	w io.Writer
+	c *connection
+}
+
+func (a activityWriter) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	if n > 0 {
+		a.c.touchAgent()
+	}
+	return n, err
+}
+
+func frameList(outs []Out) [][]byte {
+	frames := make([][]byte, 0, len(outs))
+	for _, o := range outs {
+		frames = append(frames, o.Frame)
+	}
+	return frames
 }
 
 // live runs fn unless the connection is over, and reports whether it ran.
 func (c *connection) live(fn func()) bool {
 	c.life.RLock()
 	defer c.life.RUnlock()
-	if c.finished {
+	if c.finished.Load() {
 		return false
 	}
 	fn()
@@ -236,8 +334,17 @@ func (c *connection) supervise(exited <-chan int) int {
 		case sig := <-c.cfg.Signals:
 			// The proxy is shutting down: modules answer what they still
 			// hold before the agent hears of it (C12).
-			c.recordEvent(pipe.Record{Event: "signal", Signal: sig.String()})
-			c.lastWords(min(c.cfg.KillGrace, time.Second))
+			c.live(func() { c.recordEvent(pipe.Record{Event: "signal", Signal: sig.String()}) })
+			limit := min(c.cfg.KillGrace, time.Second)
+			said := make(chan struct{})
+			go func() {
+				c.lastWords(limit)
+				close(said)
+			}()
+			select {
+			case <-said:
+			case <-time.After(limit):
+			}
 			c.log.Info("forwarding signal to agent", "signal", sig.String())
 			if err := c.agent.group.signal(sig); err != nil {
 				c.log.Warn("forwarding signal failed", "signal", sig.String(), "err", err)
@@ -272,10 +379,8 @@ func (c *connection) supervise(exited <-chan int) int {
 func (c *connection) closeClient() {
 	c.clientGoneOnce.Do(func() {
 		close(c.clientGone)
-		c.live(func() {
-			c.recordEvent(pipe.Record{Event: "client-gone"})
-			c.lastWords(c.cfg.KillGrace)
-		})
+		c.live(func() { c.recordEvent(pipe.Record{Event: "client-gone"}) })
+		c.lastWords(c.cfg.KillGrace)
 		c.agentStdinClosed.Store(true)
 		_ = c.agent.stdin.Close()
 	})
@@ -286,8 +391,23 @@ func (c *connection) closeClient() {
 // agent's writer holds is flushed, waiting at most limit.
 func (c *connection) lastWords(limit time.Duration) {
 	c.lastWordsOnce.Do(func() {
-		c.deliver(0, c.router.ClientGone(nil))
-		if !c.queues[pipe.Agent].sync(limit) {
+		var outs []Out
+		if !c.live(func() { outs = c.router.ClientGone(nil) }) {
+			return
+		}
+		deadline := time.Now().Add(limit)
+		for _, side := range []pipe.Side{pipe.Agent, pipe.Client} {
+			var frames [][]byte
+			for _, o := range outs {
+				if o.To == side {
+					frames = append(frames, o.Frame)
+				}
+			}
+			if len(frames) > 0 && !c.queues[side].send(frames, max(time.Until(deadline), time.Millisecond)) {
+				c.log.Warn("the modules' last frames could not be queued", "to", side.String())
+			}
+		}
+		if !c.queues[pipe.Agent].sync(max(time.Until(deadline), time.Millisecond)) {
 			c.log.Warn("agent is not reading its stdin; closing it anyway", "waited", limit)
 		}
 	})
@@ -332,12 +452,10 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 			}
 			return fmt.Errorf("reading from %s: %w", from, err)
 		}
-		if !c.live(func() {
-			outs = c.router.Handle(from, frame, outs[:0])
-			c.deliver(from, outs)
-		}) {
+		if !c.live(func() { outs = c.router.Handle(from, frame, outs[:0]) }) {
 			return nil
 		}
+		c.deliver(from, outs)
 	}
 }
 
@@ -368,7 +486,7 @@ func (c *connection) deliver(from pipe.Side, outs []Out) {
 			for _, o := range outs[i:j] {
 				frames = append(frames, o.Frame)
 			}
-			c.queues[to].send(frames)
+			c.queues[to].send(frames, 0)
 		} else if j == i+1 {
 			if err := c.writers[to].WriteFrame(outs[i].Frame, false); err != nil {
 				c.writeFailed(to, err)
@@ -431,10 +549,13 @@ func (c *connection) copyStderr() {
 			if line[len(line)-1] != '\n' {
 				line = append(line, '\n')
 			}
+			text := string(pipe.TrimLineEnding(line))
+			if !c.live(func() { c.router.RecordStderr(text) }) {
+				return // Run has returned: its caller owns AgentStderr again
+			}
 			if c.cfg.AgentStderr != nil {
 				_, _ = c.cfg.AgentStderr.Write(line)
 			}
-			c.router.RecordStderr(string(pipe.TrimLineEnding(line)))
 			line = line[:0]
 		}
 		if err != nil {
