@@ -2,7 +2,15 @@
 // (ACP) client and a coding agent that repairs vendor protocol deviations.
 //
 //	acp-normalize [flags] -- AGENT [ARGS...]
+//	acp-normalize replay [flags] CAPTURE...
+//	acp-normalize mock-agent [flags] CAPTURE
 //
-// This package is wiring only: flags, the logger, the module list and exit
-// codes. The work is done by packages pipe, proxy and rewrite.
+// The first form is the proxy; replay runs a recorded capture through the
+// vendor modules without a process (as JSON lines, a timeline or a diff);
+// mock-agent serves a capture as an ACP agent.
+//
+// This package is wiring only: flags, the logger, the module list (in
+// modules.go, the one place modules are listed) and exit codes. The work
+// is done by packages pipe, rewrite (and its vendor modules), proxy,
+// timeline and mockagent.
 package main
