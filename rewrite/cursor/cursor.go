@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -83,6 +84,20 @@ type rewriter struct {
 	warned  *bounded[string, struct{}]   // unknown methods already logged at warn (C13)
 	active  string                       // most recently active session (C14)
 	seq     uint64                       // proxy requests created (order of C12 answers)
+}
+
+// oddity logs vendor data the module could not use as the rules expect
+// (a changed Cursor format, say): at warn the first time for each rule and
+// message, at debug after that, so a format change shows at the default
+// log level without flooding it (P5).
+func (r *rewriter) oddity(rule, msg string, args ...any) {
+	key := "oddity\x00" + rule + "\x00" + msg
+	level := slog.LevelDebug
+	if _, seen := r.warned.get(key); !seen {
+		r.warned.put(key, struct{}{})
+		level = slog.LevelWarn
+	}
+	r.log.Log(context.Background(), level, msg, append([]any{"rule", rule}, args...)...)
 }
 
 func newRewriter(env rewrite.Env, opts Options) *rewriter {

@@ -153,3 +153,41 @@ func BenchmarkTaskCall(b *testing.B) {
 		dst = r.Handle(pipe.Agent, frame, dst[:0])
 	}
 }
+
+// TestMalformedVendorDataWarnsOnce: Cursor data the rules cannot use (a
+// format change) shows at the default log level, once per rule and kind,
+// although the frame is still answered by the proxy (C1, C8: it must never
+// reach the client).
+func TestMalformedVendorDataWarnsOnce(t *testing.T) {
+	rec := &recorder{}
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"cursor/task","params":{"toolCallId":6}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"cursor/update_todos","params":{"toolCallId":"t","todos":"notalist"}}`,
+	} {
+		outs := r.Handle(pipe.Agent, []byte(f), nil)
+		for _, o := range outs {
+			if o.To == pipe.Client && bytes.Contains(o.Frame, []byte(`"cursor/`)) {
+				t.Fatalf("a cursor request reached the client: %s", o.Frame)
+			}
+		}
+	}
+	var rules []string
+	for _, r := range rec.recs {
+		if r.Level == slog.LevelWarn {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "rule" {
+					rules = append(rules, a.Value.String())
+				}
+				return true
+			})
+		}
+	}
+	if got := bytes.Join(toBytes(rules), []byte(",")); string(got) != "C1,C8" {
+		t.Errorf("warned for rules %s, want C1,C8 (one each)", got)
+	}
+}

@@ -184,7 +184,7 @@ func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewr
 	switch strAt(upd, "sessionUpdate") {
 	case "subagent_spawned":
 		if child == "" || sid == "" {
-			r.log.Debug("subagent_spawned without child or parent session dropped", "rule", "S2")
+			r.oddity("S2", "subagent_spawned without child or parent session dropped")
 			return v, nil
 		}
 		tcid := strAt(upd, "_meta", "cursor", "toolCallId")
@@ -253,7 +253,7 @@ func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewr
 		}
 		parent, ok := r.drafts.get(child)
 		if !ok {
-			r.log.Debug("subagent_state_update for an unknown child dropped", "rule", "S2")
+			r.oddity("S2", "subagent_state_update for an unknown child dropped")
 			return v, nil
 		}
 		var st subagentState

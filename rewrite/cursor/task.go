@@ -506,7 +506,7 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 	params, _ := f.Lookup("params")
 	tcid := strAt(params, "toolCallId")
 	if tcid == "" {
-		r.log.Debug("cursor/task without toolCallId answered and dropped", "rule", "C1")
+		r.oddity("C1", "cursor/task without a string toolCallId answered {} and dropped")
 		return v, nil
 	}
 	info := parseTask(params)

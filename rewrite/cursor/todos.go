@@ -120,7 +120,7 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 	raw, _ := pipe.Lookup(params, "todos")
 	items, ok := parseTodos(raw)
 	if !ok {
-		r.log.Debug("cursor/update_todos: todos is not an array", "rule", "C8")
+		r.oddity("C8", "cursor/update_todos: todos is not an array; answered rejected")
 		return v, sendReply(&v, "C8", f.ID(), outcome{Outcome: "rejected", Reason: "todos must be an array"})
 	}
 	sid := r.attribute(params, strAt(params, "toolCallId"))
@@ -138,7 +138,7 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, err
 	}
 	if sid == "" {
-		r.log.Debug("cursor/update_todos: no session to show the plan in", "rule", "C14")
+		r.oddity("C14", "cursor/update_todos: no session to show the plan in")
 		return v, nil
 	}
 	plan, err := planUpdate(sid, list)
@@ -197,7 +197,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, nil // nobody waits for an answer
 	}
 	if sid == "" || tcid == "" {
-		r.log.Debug("cursor/create_plan cannot be shown to the client", "rule", "C9", "session", sid, "toolCallId", tcid)
+		r.oddity("C9", "cursor/create_plan cannot be shown to the client; answered cancelled", "session", sid, "toolCallId", tcid)
 		return v, sendReply(&v, "C9", id, outcome{Outcome: "cancelled"})
 	}
 	title := "Create Plan"
