@@ -151,7 +151,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitUsage, usageError("--modules: %v", err)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
-		return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
+		if errors.Is(err, exec.ErrNotFound) {
+			return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
+		}
+		return exitUsage, usageError("cannot run agent %q: %v", argv[0], errors.Unwrap(err))
 	}
 
 	var logFile *os.File

@@ -489,6 +489,7 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"agent not found", []string{"--", "no-such-agent-xyz"}, 2, `agent "no-such-agent-xyz" not found`},
 		{"subcommand name after -- is the agent", []string{"--", "replay", "x"}, 2, `agent "replay" not found`},
 		{"help after -- is the agent", []string{"--", "help"}, 2, `agent "help" not found`},
+		{"agent not executable", []string{"--", "../../README.md"}, 2, `cannot run agent "../../README.md"`},
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},

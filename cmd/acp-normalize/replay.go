@@ -34,7 +34,7 @@ func replayCommand(st streams) *cli.Command {
 			"The modules, --non-json and module flags default to the settings recorded in\n" +
 			"the capture's start event; a flag given (before or after \"replay\") wins.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
+			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
 			&cli.StringFlag{Name: "format", Value: "jsonl",
 				Usage: "jsonl ({\"to\":...,\"frame\":...} lines) or pretty (a timeline for humans)"},
@@ -42,7 +42,7 @@ func replayCommand(st streams) *cli.Command {
 				Usage: "show only what normalization changed, next to the input that caused it"},
 			&cli.StringFlag{Name: "color", Value: "auto",
 				Usage: "colour the pretty and diff output: auto (on a terminal, unless NO_COLOR or TERM=dumb), always, never"},
-			&cli.StringFlag{Name: "non-json", Value: "drop",
+			&cli.StringFlag{Name: "non-json", Value: "drop", DefaultText: "as recorded, else drop",
 				Usage: "what to do with lines that are not JSON: drop or forward (as the proxy's flag)"},
 			&cli.BoolFlag{Name: "forward-unknown-vendor-methods",
 				Usage: "pass unknown cursor/* methods to the client (C13), as the proxy's flag"},
