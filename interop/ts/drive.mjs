@@ -283,7 +283,9 @@ async function main() {
     // read everything it still writes until it exits.
     child.stdin.end();
     summary.agentExit = await exited;
-    await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 5000))]);
+    // The connection closes when the agent's stdout ends; the timer (unref'd,
+    // so it never keeps Node alive) only bounds a transport that never ends.
+    await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 5000).unref())]);
     conn.close();
   }
   if (summary.stopReasons.length === 0 || summary.stopReasons.some((s) => typeof s !== "string")) {
