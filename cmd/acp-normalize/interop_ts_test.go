@@ -52,15 +52,24 @@ type tsSummary struct {
 		Kind   string `json:"kind"`
 		Method string `json:"method"`
 	} `json:"extensionMethods"`
-	StopReasons []string `json:"stopReasons"`
-	Dropped     []struct {
-		SessionUpdate string          `json:"sessionUpdate"`
-		ToolCallID    string          `json:"toolCallId"`
-		Path          string          `json:"path"`
-		Raw           json.RawMessage `json:"raw"`
-		ParsedLength  *int            `json:"parsedLength"`
-	} `json:"dropped"`
-	Errors []json.RawMessage `json:"errors"`
+	StopReasons []string          `json:"stopReasons"`
+	Dropped     []tsDrop          `json:"dropped"`
+	Errors      []json.RawMessage `json:"errors"`
+}
+
+// tsDrop is a value the SDK's parse silently lost (an unknown field, an
+// out-of-enum value, a skipped array item).
+type tsDrop struct {
+	Method        string          `json:"method"` // "session/update", "initialize result", ...
+	SessionUpdate string          `json:"sessionUpdate"`
+	ToolCallID    string          `json:"toolCallId"`
+	Path          string          `json:"path"`
+	Raw           json.RawMessage `json:"raw"`
+	ParsedLength  *int            `json:"parsedLength"`
+}
+
+func (d tsDrop) key() string {
+	return fmt.Sprintf("%s|%s|%q|%s|%s", d.Method, d.SessionUpdate, d.ToolCallID, d.Path, d.Raw)
 }
 
 // needNodeSDK skips the test when Node or the installed SDK is missing, and
@@ -209,14 +218,28 @@ func interopRuns(facts captureFacts) []interopRun {
 	return runs
 }
 
-// checkDropped accepts only the drop this SDK version is known to make: the
-// tool call content block {"type":"session","sessionId":CHILD} of rule S1,
-// which the Subagent Sessions spec added after the 2.4.0 schema copy
+// checkDropped fails on every value the SDK dropped from the normalized
+// stream that it did not also drop from the same session without the
+// modules (baseline): what the vendor itself sends is passed through byte
+// for byte (P1) and is not the proxy's to repair (the real Claude adapter
+// 0.101.0 sends unstable fields such as agentCapabilities.providers and a
+// prompt result's usage, which the stable 2.4.0 schema strips). The one
+// proxy-made drop accepted is the tool call content block
+// {"type":"session","sessionId":CHILD} of rule S1, which the Subagent
+// Sessions spec added after the 2.4.0 schema copy
 // (shared/docs/acp-wire-facts.md §3), so 2.4.0's unstable schema skips it as
-// an unknown content item. Anything else the SDK dropped is a P3 violation.
-func checkDropped(s tsSummary, subagents bool) error {
+// an unknown content item.
+func checkDropped(s, baseline tsSummary, subagents bool) error {
+	vendor := map[string]int{}
+	for _, d := range baseline.Dropped {
+		vendor[d.key()]++
+	}
 	var errs []error
 	for _, d := range s.Dropped {
+		if vendor[d.key()] > 0 {
+			vendor[d.key()]--
+			continue
+		}
 		if subagents && d.Path == "update.content" && d.ParsedLength != nil &&
 			(d.SessionUpdate == "tool_call" || d.SessionUpdate == "tool_call_update") {
 			var items []struct {
@@ -234,7 +257,7 @@ func checkDropped(s tsSummary, subagents bool) error {
 				}
 			}
 		}
-		errs = append(errs, fmt.Errorf("P3: the SDK silently dropped %s of a %s (toolCallId %q): %s", d.Path, d.SessionUpdate, d.ToolCallID, d.Raw))
+		errs = append(errs, fmt.Errorf("P3: the SDK silently dropped %s of a %s %s (toolCallId %q) that the vendor did not send: %s", d.Path, d.Method, d.SessionUpdate, d.ToolCallID, d.Raw))
 	}
 	return errors.Join(errs...)
 }
@@ -287,6 +310,10 @@ func TestInteropTSCaptures(t *testing.T) {
 			t.Run(vendor+"/"+name+"/"+run.name, func(t *testing.T) {
 				t.Parallel()
 				s, code := runDrive(t, script, abs, run.flags, nil)
+				// The same session without the modules: what the vendor's
+				// own frames make the SDK drop (its errors are expected,
+				// e.g. cursor/task reaching the client).
+				baseline, _ := runDrive(t, script, abs, run.flags, []string{"--modules", "none"})
 				subagents := slices.Contains(run.flags, "--subagents")
 				if len(s.Errors) > 0 {
 					var b strings.Builder
@@ -299,7 +326,7 @@ func TestInteropTSCaptures(t *testing.T) {
 				if code != 0 {
 					t.Errorf("drive.mjs exit %d, want 0", code)
 				}
-				if err := checkDropped(s, subagents); err != nil {
+				if err := checkDropped(s, baseline, subagents); err != nil {
 					t.Error(err)
 				}
 				if !slices.Equal(s.StopReasons, facts.stopReasons) {
@@ -367,5 +394,38 @@ func TestInteropTSDetectsViolations(t *testing.T) {
 	all, _ := json.Marshal(s.Errors)
 	if !bytes.Contains(all, []byte("cursor/task")) {
 		t.Errorf("errors do not name cursor/task: %s", s.Errors)
+	}
+}
+
+// TestInteropTSCheckDropped pins what checkDropped lets through, without Node.
+func TestInteropTSCheckDropped(t *testing.T) {
+	n := func(i int) *int { return &i }
+	sessionBlock := tsDrop{Method: "session/update", SessionUpdate: "tool_call", ToolCallID: "T", Path: "update.content",
+		Raw: json.RawMessage(`[{"type":"content","content":{"type":"text","text":"p"}},{"type":"session","sessionId":"C"}]`), ParsedLength: n(1)}
+	badKind := tsDrop{Method: "session/update", SessionUpdate: "tool_call_update", ToolCallID: "T", Path: "update.kind", Raw: json.RawMessage(`"task"`)}
+	vendorField := tsDrop{Method: "initialize result", Path: "agentCapabilities.providers", Raw: json.RawMessage(`{}`)}
+	lostText := sessionBlock
+	lostText.ParsedLength = n(0)
+	tests := []struct {
+		name      string
+		got, base []tsDrop
+		subagents bool
+		wantErr   bool
+	}{
+		{name: "nothing dropped", wantErr: false},
+		{name: "vendor drop also in baseline", got: []tsDrop{vendorField}, base: []tsDrop{vendorField}},
+		{name: "vendor drop twice, baseline once", got: []tsDrop{vendorField, vendorField}, base: []tsDrop{vendorField}, wantErr: true},
+		{name: "S1 session content block for a subagents client", got: []tsDrop{sessionBlock}, subagents: true},
+		{name: "session content block without the capability", got: []tsDrop{sessionBlock}, wantErr: true},
+		{name: "a non-session content item lost too", got: []tsDrop{lostText}, subagents: true, wantErr: true},
+		{name: "out-of-enum kind the proxy wrote", got: []tsDrop{badKind}, subagents: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkDropped(tsSummary{Dropped: tt.got}, tsSummary{Dropped: tt.base}, tt.subagents)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("checkDropped = %v, want error %v", err, tt.wantErr)
+			}
+		})
 	}
 }

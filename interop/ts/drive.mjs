@@ -173,6 +173,29 @@ async function main() {
   // uses (to see what its lenient parse silently drops), outgoing ones to see
   // every error the SDK answered an agent request with (invalid params,
   // method not found).
+  // The schemas the SDK parses these params and results with.
+  const paramSchemas = {
+    "session/update": validate.zSessionNotification,
+    "session/request_permission": validate.zRequestPermissionRequest,
+    "elicitation/create": validate.zCreateElicitationRequest,
+    "elicitation/complete": validate.zCompleteElicitationNotification,
+  };
+  const resultSchemas = {
+    initialize: validate.zInitializeResponse,
+    "session/new": validate.zNewSessionResponse,
+    "session/set_mode": validate.zSetSessionModeResponse,
+    "session/prompt": validate.zPromptResponse,
+  };
+  const sentRequests = new Map(); // JSON id -> method of our requests
+  const checkDrops = (where, schema, value) => {
+    if (!schema) return;
+    const r = schema.safeParse(value);
+    if (!r.success) return; // the SDK's own parse reports this one
+    const update = where === "session/update" ? value?.update : undefined;
+    for (const d of droppedPaths(value, r.data)) {
+      summary.dropped.push({ method: where, sessionUpdate: update?.sessionUpdate, toolCallId: update?.toolCallId, ...d });
+    }
+  };
   const knownToClient = new Set(Object.values(acp.CLIENT_METHODS));
   const extensionRequestIds = new Set(); // -32601 is the right answer to these
 
@@ -183,20 +206,19 @@ async function main() {
         if (!knownToClient.has(msg.method) && !msg.method.startsWith("_") && msg.method !== "$/cancel_request") {
           errors.push({ source: "method", message: `non-ACP method toward the client: ${msg.method}`, frame: msg });
         }
-        if (msg.method === "session/update") {
-          const r = validate.zSessionNotification.safeParse(msg.params);
-          if (r.success) {
-            for (const d of droppedPaths(msg.params, r.data)) {
-              summary.dropped.push({ sessionUpdate: msg.params?.update?.sessionUpdate, toolCallId: msg.params?.update?.toolCallId, ...d });
-            }
-          }
-        }
+        checkDrops(msg.method, paramSchemas[msg.method], msg.params);
+      } else if (msg && typeof msg === "object" && "id" in msg && "result" in msg) {
+        const method = sentRequests.get(JSON.stringify(msg.id));
+        checkDrops(`${method} result`, resultSchemas[method], msg.result);
       }
       controller.enqueue(msg);
     },
   });
   const outgoing = new WritableStream({
     async write(msg) {
+      if (msg && typeof msg === "object" && typeof msg.method === "string" && "id" in msg) {
+        sentRequests.set(JSON.stringify(msg.id), msg.method);
+      }
       if (msg && typeof msg === "object" && "error" in msg && !("method" in msg) && !extensionRequestIds.has(JSON.stringify(msg.id))) {
         errors.push({ source: "client-error-response", message: `the SDK answered agent request ${JSON.stringify(msg.id)} with an error`, error: msg.error });
       }
