@@ -8,7 +8,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 
 DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 
-.PHONY: build install demo test lint cross fuzz bench clean
+.PHONY: build install demo test lint cross fuzz bench clean interop-deps
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -29,8 +29,17 @@ demo: build
 	@echo "More:              README.md, \"Debugging a session\""
 
 ## test: format and vet checks, the cross-platform build, then every test with the race detector.
-test: lint cross
+test: lint cross interop-deps
 	$(GO) test -race -count=1 ./...
+
+## interop-deps: the TypeScript ACP SDK for the interop test (interop/ts), installed
+## from its lock file when missing; without npm that test skips and says so.
+interop-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+		[ -d interop/ts/node_modules ] || npm ci --prefix interop/ts --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "npm not found: the TypeScript SDK interop test will be skipped"; \
+	fi
 
 ## lint: gofmt and go vet (what a clean CI machine has without downloads).
 lint:
@@ -62,4 +71,4 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./cmd/acp-normalize
 
 clean:
-	rm -rf bin
+	rm -rf bin interop/ts/node_modules
