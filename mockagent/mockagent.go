@@ -89,6 +89,17 @@ func (e *LineError) Unwrap() error { return e.Err }
 // returned as *LineError values in bad and skipped; err is a failure to
 // read r.
 func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) {
+	return LoadWith(r, logger, nil)
+}
+
+// LoadWith is Load with the capture replayed through mods while it is
+// read. A capture recorded through the proxy holds, for an agent request
+// the proxy answered on the editor's behalf (Cursor's cursor/create_plan,
+// answered from the editor's answer to a permission request), no editor
+// answer to that request; replaying the modules recovers the answer the
+// agent got and where, so that what the agent sent after it waits for the
+// live answer too.
+func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Script, bad []error, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -100,7 +111,7 @@ func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) 
 	// request.
 	asked := make(map[string]int)
 	answered := -1
-	err = proxy.Replay(r, proxy.RouterConfig{}, func(st *proxy.Step) error {
+	err = proxy.Replay(r, proxy.RouterConfig{Modules: mods}, func(st *proxy.Step) error {
 		switch st.Kind {
 		case proxy.StepError:
 			bad = append(bad, &LineError{Line: st.Line, Err: st.Err})
@@ -113,6 +124,19 @@ func Load(r io.Reader, logger *slog.Logger) (s *Script, bad []error, err error) 
 					if at, ok := asked[string(env.ID)]; ok {
 						delete(asked, string(env.ID))
 						answered = at
+					}
+				}
+				// The modules' answers to the agent that this client frame
+				// caused count as the client's.
+				for _, o := range st.Outs {
+					if o.To != pipe.Agent {
+						continue
+					}
+					if oe := pipe.Peek(o.Frame); oe.Kind == pipe.Response {
+						if at, ok := asked[string(oe.ID)]; ok {
+							delete(asked, string(oe.ID))
+							answered = at
+						}
 					}
 				}
 				if env.Kind == pipe.Request {

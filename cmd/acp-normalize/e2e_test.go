@@ -621,3 +621,83 @@ func TestE2ESignalCancelsOpenCursorRequests(t *testing.T) {
 		t.Fatalf("the agent never got cancelled; stderr:\n%s", s.stderr.String())
 	}
 }
+
+func TestE2EMockAgentWaitsForPlanApproval(t *testing.T) {
+	// mock-agent behind the proxy: the recorded Cursor turn goes on only
+	// after the editor approved the plan (the answer Cursor got was the
+	// proxy's, made from the editor's permission answer).
+	cmd := exec.Command(proxyBinary, "--kill-grace", "30s", "--", proxyBinary, "mock-agent", "../../testdata/captures/cursor/todos-and-plan.jsonl")
+	stdin, _ := cmd.StdinPipe()
+	stdoutPipe, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdoutPipe)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for _, f := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","prompt":[]}}`,
+	} {
+		io.WriteString(stdin, f+"\n")
+	}
+	var permID string
+	for permID == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stream ended before the plan approval; stderr:\n%s", stderr.String())
+			}
+			if strings.Contains(l, `"session/request_permission"`) {
+				var req struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal([]byte(l), &req)
+				permID = req.ID
+			}
+			if strings.Contains(l, `"stopReason"`) {
+				t.Fatalf("the turn ended before the plan was approved: %s", l)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no plan approval request")
+		}
+	}
+	// Nothing ends the turn while the editor has not answered.
+	quiet := time.After(500 * time.Millisecond)
+waiting:
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, `"stopReason"`) {
+				t.Fatalf("the turn ended while the plan approval was open: %s", l)
+			}
+		case <-quiet:
+			break waiting
+		}
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"`+permID+`","result":{"outcome":{"outcome":"selected","optionId":"accept"}}}`+"\n")
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("stream ended without the end of the turn")
+			}
+			if strings.Contains(l, `"stopReason"`) {
+				stdin.Close()
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the turn did not end after the approval")
+		}
+	}
+}

@@ -52,7 +52,9 @@ func mockAgentAction(c *cli.Context, st streams) error {
 		return usageError("mock-agent: %s: %v", name, errors.Unwrap(err))
 	}
 	defer f.Close()
-	script, bad, err := mockagent.Load(f, logger)
+	// The modules find the answers the proxy gave the agent on the
+	// editor's behalf, so the mock waits for those live too.
+	script, bad, err := mockagent.LoadWith(f, logger, allModules(moduleOptions{}))
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %w", name, err)}
 	}
