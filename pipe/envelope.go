@@ -1,5 +1,7 @@
 package pipe
 
+import "encoding/json"
+
 // Kind classifies a frame by its envelope.
 type Kind uint8
 
@@ -103,6 +105,12 @@ func Peek(frame []byte) Envelope {
 		}
 	}
 	if it.err != nil || skipSpace(frame, it.i) != len(frame) {
+		return Envelope{Kind: Invalid}
+	}
+	// The id is echoed in replies the proxy writes: it must be a JSON
+	// value (the skip above only finds its boundaries; "00" or "1x" would
+	// make an invalid reply).
+	if env.ID != nil && !json.Valid(env.ID) {
 		return Envelope{Kind: Invalid}
 	}
 	switch {

@@ -34,6 +34,8 @@ func TestPeek(t *testing.T) {
 		{"method not a string", `{"id":1,"method":5}`, Invalid, "", "", false},
 		{"escaped backslash before quote", `{"method":"a\\","id":2}`, Request, `a\\`, "2", false},
 		{"response without id", `{"result":1}`, Invalid, "", "", false},
+		{"id that is no JSON value", `{"id":00,"method":"m"}`, Invalid, "", "", false},
+		{"id with a bad escape", `{"id":"\x","method":"m"}`, Invalid, "", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
