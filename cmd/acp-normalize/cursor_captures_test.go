@@ -37,17 +37,7 @@ func cursorUpdating() bool {
 // gets exactly one answer (C1, C8-C13), every written frame is valid JSON
 // and an unchanged frame is byte-identical (P1).
 func TestCursorCaptures(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "captures", "cursor")
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var captures []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".replay.jsonl") {
-			captures = append(captures, f)
-		}
-	}
+	captures := captureFiles(t, "cursor/*.jsonl")
 	if len(captures) == 0 {
 		t.Fatal("no Cursor captures")
 	}
@@ -144,15 +134,8 @@ func TestCursorCapturesMarkedHandWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(root, "cursor", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, ".replay.jsonl") {
-			continue
-		}
+	for _, f := range captureFiles(t, "cursor/*.jsonl") {
 		n++
 		row := "| `cursor/" + filepath.Base(f) + "` | hand-written from documented frames (not a recording) |"
 		if !bytes.Contains(readme, []byte(row)) {

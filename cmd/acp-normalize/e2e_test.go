@@ -456,14 +456,7 @@ func TestE2ERecording(t *testing.T) {
 	s.stdin.Close()
 	s.readAll()
 	s.wait(20 * time.Second)
-	st, err := os.Stat(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Fatalf("capture mode %v, want 0600", st.Mode().Perm())
-	}
-	data, _ := os.ReadFile(rec)
+	data := readPrivateCapture(t, rec)
 	text := string(data)
 	for _, want := range []string{`"event":"start"`, `"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"apiKey":"<redacted>"}}}`,
 		`"from":"agent","stderr":"stderr line"`, `"op":"replace","to":"client"`, `"event":"exit","code":0`} {
@@ -577,14 +570,7 @@ func TestE2ERecordOverExistingFile(t *testing.T) {
 	s := start(t, script(t, "exit 0"), []string{"--record", rec})
 	s.stdin.Close()
 	s.wait(20 * time.Second)
-	st, err := os.Stat(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Fatalf("capture mode %v, want 0600", st.Mode().Perm())
-	}
-	data, _ := os.ReadFile(rec)
+	data := readPrivateCapture(t, rec)
 	if strings.HasPrefix(string(data), "old") {
 		t.Fatal("old content not truncated")
 	}
@@ -700,4 +686,22 @@ waiting:
 			t.Fatal("the turn did not end after the approval")
 		}
 	}
+}
+
+// readPrivateCapture returns a capture's bytes after checking that only
+// its owner can read it (R1: mode 0600).
+func readPrivateCapture(t *testing.T, path string) []byte {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("capture mode %v, want 0600", st.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

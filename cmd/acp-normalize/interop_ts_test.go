@@ -280,18 +280,7 @@ func hasSnapshot(s tsSummary, vendor string, statuses ...string) bool {
 
 func TestInteropTSCaptures(t *testing.T) {
 	script := needNodeSDK(t)
-	var captures []string
-	for _, pattern := range []string{"cursor/*.jsonl", "claude/*.jsonl"} {
-		m, err := filepath.Glob(filepath.Join(capturesRoot, pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range m {
-			if !strings.HasSuffix(p, ".replay.jsonl") {
-				captures = append(captures, p)
-			}
-		}
-	}
+	captures := append(captureFiles(t, "cursor/*.jsonl"), captureFiles(t, "claude/*.jsonl")...)
 	if len(captures) == 0 {
 		t.Fatalf("no captures under %s", capturesRoot)
 	}

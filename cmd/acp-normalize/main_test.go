@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +18,18 @@ const envRunMain = "ACP_NORMALIZE_TEST_RUN_MAIN"
 // envFakeAgent makes the test binary run a scripted fake agent (see
 // fakeAgent) from the script file it names.
 const envFakeAgent = "ACPN_FAKE_AGENT"
+
+// captureFiles lists the whole-session captures under testdata/captures
+// matching pattern (e.g. "cursor/*.jsonl"), leaving out the
+// *.replay.jsonl replay goldens that sit beside the Cursor captures.
+func captureFiles(t testing.TB, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+}
 
 // proxyBinary is the real acp-normalize binary, built once by TestMain for
 // the end-to-end tests.

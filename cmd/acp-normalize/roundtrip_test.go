@@ -255,15 +255,8 @@ func clientFrames(t *testing.T, capture string) [][]byte {
 // once that request reached it, and makes a new request only once its
 // earlier requests were answered.
 func TestRoundTripRecordReplay(t *testing.T) {
-	captures, err := filepath.Glob("../../testdata/captures/*/*.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, capture := range captures {
-		if strings.HasSuffix(capture, ".replay.jsonl") {
-			continue
-		}
+	for _, capture := range captureFiles(t, "*/*.jsonl") {
 		n++
 		name := filepath.Base(filepath.Dir(capture)) + "/" + filepath.Base(capture)
 		t.Run(name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -236,12 +235,7 @@ func TestVendorsSubagentFields(t *testing.T) {
 			t.Skip("the cursor module is not in allModules on this branch (branch cursor not merged yet): " +
 				"add it to cmd/acp-normalize/modules.go and its captures to testdata/captures/cursor/")
 		}
-		files, err := filepath.Glob(filepath.Join(capturesRoot, "cursor", "*.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// *.replay.jsonl next to the captures are replay goldens, not captures.
-		files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+		files := captureFiles(t, "cursor/*.jsonl")
 		if len(files) == 0 {
 			t.Skip("no Cursor captures in testdata/captures/cursor/ (they come with branch cursor)")
 		}
