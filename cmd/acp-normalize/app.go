@@ -177,16 +177,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 
 	var capture *pipe.CaptureWriter
 	if path := c.String("record"); path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-		if err != nil {
+		f, err := openRecord(path)
+		switch {
+		case errors.Is(err, errRecordSymlink):
+			// Recording is a debugging aid: a refused file never
+			// keeps the session from starting.
+			logger.Error("--record: not recording, the session runs without recording", "err", err)
+		case err != nil:
 			return exitUsage, usageError("--record: %v", err)
+		default:
+			capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+			defer closeRecord(logger, path, capture, f)
 		}
-		defer f.Close()
-		// A file that existed keeps its mode on open: make it private (R1).
-		if err := f.Chmod(0o600); err != nil {
-			return exitFailure, &exitError{code: exitFailure, err: fmt.Errorf("--record: %w", err)}
-		}
-		capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
 	}
 
 	sigs := make(chan os.Signal, 4)
