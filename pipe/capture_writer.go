@@ -24,9 +24,11 @@ const recordOverhead = 128
 // written what was queued. A slow disk or a huge frame delays the capture,
 // never the relay.
 //
-// The queue is bounded in bytes (DefaultCaptureQueue; one record larger
-// than the bound is taken when the queue is empty). A record that does not
-// fit is dropped, never waited for: it keeps its sequence number, and the
+// The queue is bounded in bytes: records up to DefaultCaptureQueue in
+// all, and besides them one record larger than that (a huge frame); the
+// writer holds one more such batch while it writes it. So the memory a
+// capture holds is at most about twice the bound plus twice the largest
+// frame. A record that does not fit is dropped, never waited for: it keeps its sequence number, and the
 // next record that fits is preceded by a "dropped" event whose count says
 // how many records are missing just before it ({"event":"dropped",
 // "dropped":N}), so a capture never loses records silently. Events (start,
@@ -37,22 +39,23 @@ const recordOverhead = 128
 // as text so the capture stays one JSON object per line; their secrets
 // are found with RedactText, as those of non-JSON lines and stderr lines.
 type CaptureWriter struct {
-	mu      sync.Mutex
-	changed sync.Cond // queue, written or closed changed
-	queue   []Record
-	queued  int // bytes held by queue
-	limit   int
-	seq     int64
-	gap     int64 // records dropped since the last record queued
-	dropped int64 // records dropped in all
-	nQueued int64 // records queued in all
-	written int64 // of those, written and flushed (or given up on after an error)
-	raw     bool
-	now     func() time.Time
-	started bool
-	closed  bool
-	done    chan struct{}
-	err     error // first write error
+	mu        sync.Mutex
+	changed   sync.Cond // queue, written or closed changed
+	queue     []Record
+	queued    int  // bytes held by the queue's records up to the bound
+	oversized bool // the queue holds a record larger than the bound
+	limit     int
+	seq       int64
+	gap       int64 // records dropped since the last record queued
+	dropped   int64 // records dropped in all
+	nQueued   int64 // records queued in all
+	written   int64 // of those, written and flushed (or given up on after an error)
+	raw       bool
+	now       func() time.Time
+	started   bool
+	closed    bool
+	done      chan struct{}
+	err       error // first write error
 
 	w *bufio.Writer // used by the writing goroutine only
 }
@@ -87,7 +90,7 @@ func (c *CaptureWriter) Write(r Record) int64 {
 	if r.Stderr != nil {
 		size += len(*r.Stderr)
 	}
-	if c.closed || c.err != nil || (r.Event == "" && len(c.queue) > 0 && c.queued+size > c.limit) {
+	if c.closed || c.err != nil || (r.Event == "" && !c.fits(size)) {
 		c.seq++
 		if !c.closed && c.err == nil {
 			c.gap++
@@ -110,13 +113,26 @@ func (c *CaptureWriter) Write(r Record) int64 {
 	return r.Seq
 }
 
+// fits reports whether a record of size bytes may be queued: records up
+// to the bound in all, and besides them one record larger than the bound.
+func (c *CaptureWriter) fits(size int) bool {
+	if size > c.limit {
+		return !c.oversized
+	}
+	return c.queued+size <= c.limit
+}
+
 func (c *CaptureWriter) enqueue(r Record, size int) {
 	if !c.started {
 		c.started = true
 		go c.run()
 	}
 	c.queue = append(c.queue, r)
-	c.queued += size
+	if size > c.limit {
+		c.oversized = true
+	} else {
+		c.queued += size
+	}
 	c.nQueued++
 	c.changed.Broadcast()
 }
@@ -187,7 +203,7 @@ func (c *CaptureWriter) run() {
 			c.mu.Unlock()
 			return
 		}
-		c.queue, c.queued = nil, 0
+		c.queue, c.queued, c.oversized = nil, 0, false
 		failed := c.err != nil
 		c.mu.Unlock()
 

@@ -187,3 +187,29 @@ func TestCaptureWriterCopiesFrames(t *testing.T) {
 		t.Fatalf("capture %s", got)
 	}
 }
+
+// TestCaptureWriterTakesOneHugeRecord: a frame larger than the whole bound
+// is recorded next to small records already queued (the echo of a huge
+// frame behind a small event); a second one waiting with it is dropped.
+func TestCaptureWriterTakesOneHugeRecord(t *testing.T) {
+	g := newGatedWriter()
+	cw := NewCaptureWriter(g, false)
+	cw.SetQueueLimit(4 * recordOverhead)
+	huge := []byte(`{"t":"` + strings.Repeat("A", 8*recordOverhead) + `"}`)
+	cw.Write(Record{Event: "start"})
+	<-g.entered
+	cw.Write(Record{Event: "client-gone"})
+	cw.Write(Record{From: Client, Frame: huge}) // taken: the only huge one
+	cw.Write(Record{From: Agent, Frame: []byte(`{}`)})
+	cw.Write(Record{From: Agent, Frame: huge}) // dropped: one is waiting
+	close(g.gate)
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := cw.Dropped(); n != 1 {
+		t.Fatalf("Dropped() = %d, want 1", n)
+	}
+	if got := strings.Count(g.String(), string(huge)); got != 1 {
+		t.Fatalf("the capture holds the huge frame %d times, want 1", got)
+	}
+}
