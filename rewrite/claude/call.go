@@ -35,6 +35,13 @@ type call struct {
 
 	// raw keeps vendor values that no label could hold, by snapshot field.
 	raw map[string]json.RawMessage
+
+	// childSeen: a child frame arrived while the call was pending (L6).
+	childSeen bool
+	// handedBack: the adapter handed back the background subagent's
+	// report (L7), peerReport its handbackReportText.
+	handedBack bool
+	peerReport *string
 }
 
 // statusRank orders ACP tool call statuses so that the snapshot never goes
@@ -257,13 +264,15 @@ func (c *call) launchPending() bool {
 // order of the result frame and the toolResponse frame.
 func (c *call) status() string {
 	switch {
+	case c.handedBack:
+		return "completed" // L7
 	case c.asyncLaunched(), c.launchPending():
 		return "launched"
 	case c.acpStatus == "failed":
 		return "failed"
 	case c.acpStatus == "completed", c.trStatus != nil && *c.trStatus == "completed":
 		return "completed"
-	case c.acpStatus == "in_progress":
+	case c.acpStatus == "in_progress", c.acpStatus == "pending" && c.childSeen: // L6
 		return "running"
 	case c.acpStatus == "pending":
 		return "pending"
@@ -304,6 +313,8 @@ func (c *call) background() *bool {
 // shown (P4: never invent, never take back).
 func (c *call) resultText() *string {
 	switch {
+	case c.peerReport != nil: // L7
+		return c.peerReport
 	case c.handbackText != nil:
 		return c.handbackText
 	case c.trContentText != nil:
@@ -351,7 +362,7 @@ func (c *call) snapshot() ([]byte, error) {
 		Background:    c.background(),
 		Status:        c.status(),
 		DurationMs:    c.durationMs,
-		ResultText:    c.resultText(),
+		ResultText:    personText(c.resultText()), // L8
 		TotalTokens:   c.totalTokens,
 		ToolUseCount:  c.toolUseCount,
 		OutputFile:    c.outputFile,

@@ -38,7 +38,9 @@ func Module(cfg Config) rewrite.Module {
 		// unchanged); "session/close" drops a session's state (P6).
 		// Quoted, so that a mention inside a string (escaped as
 		// \"claudeCode\") does not match.
-		Triggers: []string{`"claudeCode"`, `"session/close"`},
+		// "handback" is on the usage_update that hands back a background
+		// subagent's report (L7), which carries no claudeCode.
+		Triggers: []string{`"claudeCode"`, `"session/close"`, `"handback"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			return newRewriter(env.Logger, cfg.MaxCalls)
 		},
@@ -92,7 +94,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	cc, ok := pipe.Lookup(update, "_meta", "claudeCode")
 	if !ok {
-		return rewrite.Verdict{}, nil // not Claude's: never touched
+		return r.handback(f, update) // L7; anything else is never touched
 	}
 	tag, _ := pipe.LookupString(update, "sessionUpdate")
 	switch tag {
@@ -119,7 +121,25 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			}
 		}
 	}
-	return annotate(f.Raw, []string{"params", "update", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	v, err := annotate(f.Raw, []string{"params", "update", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	if err != nil || !hasParent {
+		return v, err
+	}
+	return r.afterChild(f, v, parent)
+}
+
+// afterChild adds the launch call's running update after a child frame
+// (L6), if it is the first child of a pending call.
+func (r *rewriter) afterChild(f *rewrite.Frame, v rewrite.Verdict, parent []byte) (rewrite.Verdict, error) {
+	session, _ := f.Lookup("params", "sessionId")
+	running, err := r.childFrame(session, parent)
+	if err != nil {
+		return v, err
+	}
+	if running != nil {
+		v.Send(pipe.Client, running)
+	}
+	return v, nil
 }
 
 // permissionRequest handles a session/request_permission: the marker and
@@ -152,7 +172,11 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 			return rewrite.Verdict{}, rewrite.RuleErrorf("L3", "encoding the subagent snapshot: %w", err)
 		}
 	}
-	return annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	v, err := annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	if err != nil || !hasParent {
+		return v, err
+	}
+	return r.afterChild(f, v, parent)
 }
 
 // parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
