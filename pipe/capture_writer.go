@@ -3,7 +3,6 @@ package pipe
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"sync"
 	"time"
@@ -242,7 +241,7 @@ func (c *CaptureWriter) writeRecord(buf []byte, r *Record) ([]byte, error) {
 		// Spliced into "frame", a frame would lose the whitespace around
 		// it when read back (and an invalid one would break the line):
 		// such frames are kept exactly as a "text" string instead.
-		valid := json.Valid(r.Frame)
+		valid := validJSON(r.Frame)
 		if !valid || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
 			text := string(r.Frame)
 			if !valid && !c.raw {
