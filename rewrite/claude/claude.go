@@ -31,7 +31,7 @@ func Module(cfg Config) rewrite.Module {
 	}
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames (L1-L5)",
+		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames, running and background completion updates, person-readable resultText (L1-L8)",
 		// "claudeCode" is on every launch-call and subagent frame and on
 		// none of the main agent's ordinary text chunks (its informational
 		// notices carry _meta.claudeCode: they are scanned and forwarded
