@@ -94,7 +94,7 @@ func Run(cfg Config) (int, error) {
 	undo := catchSIGPIPE()
 	defer undo()
 
-	agent, err := startAgent(cfg.Argv)
+	agent, err := startAgent(cfg.Argv, cfg.KillGrace)
 	if err != nil {
 		return 1, err
 	}
@@ -112,7 +112,7 @@ func Run(cfg Config) (int, error) {
 	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
 		c.queues[side] = newSendQueue(c.writers[side], c.stop, func(err error) { c.writeFailed(side, err) })
 	}
-	c.log.Debug("agent started", "pid", agent.cmd.Process.Pid, "argv", pipe.RedactArgs(cfg.Argv))
+	c.log.Debug("agent started", "pid", agent.pid, "argv", pipe.RedactArgs(cfg.Argv))
 	c.recordEvent(pipe.Record{Event: "start"})
 
 	stderrDone := make(chan struct{})

@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -74,8 +75,9 @@ func TestRun(t *testing.T) {
 
 func TestRunStartFailure(t *testing.T) {
 	_, err := Run(Config{Argv: []string{"/no/such/agent"}, Stdin: strings.NewReader(""), Stdout: io.Discard})
-	if err == nil || !strings.Contains(err.Error(), "starting agent") {
-		t.Fatalf("err = %v", err)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `cannot run agent "/no/such/agent"`) {
+		t.Fatalf("err = %v, want a *StartError", err)
 	}
 
 }

@@ -44,13 +44,25 @@ func script(t *testing.T, lines ...string) string {
 // script; extraEnv are KEY=VALUE pairs.
 func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) *proxySession {
 	t.Helper()
+	// A generous default grace: on a loaded machine a fake agent may need
+	// seconds to drain its input after EOF. Tests of F5 pass their own.
+	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--")
+	return startArgs(t, scriptPath, append(args, fakeAgentArgv(t)...), extraEnv...)
+}
+
+// fakeAgentArgv is the command line of the fake agent (this test binary).
+func fakeAgentArgv(t *testing.T) []string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A generous default grace: on a loaded machine a fake agent may need
-	// seconds to drain its input after EOF. Tests of F5 pass their own.
-	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--", self, "-test.run=^$")
+	return []string{self, "-test.run=^$"}
+}
+
+// startArgs runs `acp-normalize ARGS` with the fake agent script.
+func startArgs(t *testing.T, scriptPath string, args []string, extraEnv ...string) *proxySession {
+	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
 	stdin, err := cmd.StdinPipe()
@@ -385,8 +397,7 @@ func TestE2EParentDeathKillsAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.wait(20 * time.Second)
-	waitGone(t, pids[:1]) // the agent; its own child is the agent's business
-	_ = syscall.Kill(pids[1], syscall.SIGKILL)
+	waitGone(t, pids) // the agent and its own child (see also lifecycle_e2e_test.go)
 }
 
 func TestE2EStdoutCarriesOnlyFrames(t *testing.T) {
@@ -483,6 +494,8 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"subcommand name after -- is the agent", []string{"--", "replay", "x"}, 2, `agent "replay" not found`},
 		{"help after -- is the agent", []string{"--", "help"}, 2, `agent "help" not found`},
 		{"agent not executable", []string{"--", "../../README.md"}, 2, `cannot run agent "../../README.md"`},
+		{"agent with a missing #! interpreter", []string{"--", badAgent(t, "bad-interpreter", "#!/nonexistent/interpreter\n")}, 2, `bad-interpreter": `},
+		{"agent that is an empty file", []string{"--", badAgent(t, "empty", "")}, 2, `empty": `},
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},
@@ -504,8 +517,22 @@ func TestE2EUsageErrors(t *testing.T) {
 			if code != tt.code || !strings.Contains(out.String(), tt.want) {
 				t.Fatalf("exit %d, output %q; want exit %d with %q", code, out.String(), tt.code, tt.want)
 			}
+			if code == exitUsage && strings.Count(out.String(), "\n") != 1 {
+				t.Fatalf("output %q: want one line", out.String())
+			}
 		})
 	}
+}
+
+// badAgent writes an executable file that cannot be run (rule F4: the
+// proxy says so in one line and exits 2).
+func badAgent(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestE2ECompleteFrameNotHeldBehindPartialLine(t *testing.T) {
