@@ -66,6 +66,10 @@ type connection struct {
 
 	clientGone     chan struct{}
 	clientGoneOnce sync.Once
+	// clientEOF is closed as soon as the client's stream is read to its
+	// end, even if the client loop is still writing to the agent (F5).
+	clientEOF      chan struct{}
+	clientEOFOnce  sync.Once
 	agentWriteErr  sync.Once
 	clientWriteErr sync.Once
 	clientFailing  atomic.Bool // a write to the client failed; closeClient is under way
@@ -105,6 +109,7 @@ func Run(cfg Config) (int, error) {
 		router:     router,
 		agent:      agent,
 		clientGone: make(chan struct{}),
+		clientEOF:  make(chan struct{}),
 		stop:       make(chan struct{}),
 	}
 	c.writers[pipe.Client] = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
@@ -134,8 +139,11 @@ func Run(cfg Config) (int, error) {
 			c.flush(pipe.Client)
 		}
 	}()
+	clientStream := newReadAhead(cfg.Stdin, c.stop, func() {
+		c.clientEOFOnce.Do(func() { close(c.clientEOF) })
+	})
 	go func() {
-		err := c.relay(pipe.Client, cfg.Stdin)
+		err := c.relay(pipe.Client, clientStream)
 		if err != nil {
 			c.log.Warn("reading from client failed", "err", err)
 		} else {
@@ -166,8 +174,7 @@ func Run(cfg Config) (int, error) {
 	}
 	// Closing the agent's stdin also frees a client loop blocked writing to
 	// it (a grandchild may hold the pipe open without reading).
-	c.agentStdinClosed.Store(true)
-	_ = c.agent.stdin.Close()
+	c.closeAgentStdin()
 	c.life.Lock()
 	c.recordEvent(pipe.Record{Event: "exit", Code: &code})
 	c.finished.Store(true)
@@ -322,7 +329,7 @@ func (c *connection) supervise(exited <-chan int) int {
 		timer = time.NewTimer(c.cfg.KillGrace)
 		timeout = timer.C
 	}
-	clientGone := c.clientGone
+	clientGone, clientEOF := c.clientGone, c.clientEOF
 	for {
 		select {
 		case code := <-exited:
@@ -353,7 +360,14 @@ func (c *connection) supervise(exited <-chan int) int {
 				arm(stageKill)
 			}
 		case <-clientGone:
-			clientGone = nil
+			clientGone, clientEOF = nil, nil
+			if stage == stageNone {
+				arm(stageTerm)
+			}
+		case <-clientEOF:
+			// The client loop may still be writing to an agent that does
+			// not read: the grace runs from the EOF all the same.
+			clientGone, clientEOF = nil, nil
 			if stage == stageNone {
 				arm(stageTerm)
 			}
@@ -361,6 +375,9 @@ func (c *connection) supervise(exited <-chan int) int {
 			switch stage {
 			case stageTerm:
 				c.log.Info("agent still running after stdin closed; sending SIGTERM", "grace", c.cfg.KillGrace)
+				// If the client loop is still blocked writing to the
+				// agent, closing its stdin frees it.
+				c.closeAgentStdin()
 				_ = c.agent.group.terminate()
 				arm(stageKill)
 			case stageKill:
@@ -381,9 +398,15 @@ func (c *connection) closeClient() {
 		close(c.clientGone)
 		c.live(func() { c.recordEvent(pipe.Record{Event: "client-gone"}) })
 		c.lastWords(c.cfg.KillGrace)
-		c.agentStdinClosed.Store(true)
-		_ = c.agent.stdin.Close()
+		c.closeAgentStdin()
 	})
+}
+
+// closeAgentStdin closes the agent's stdin (its EOF), which also fails a
+// write to it that is blocked.
+func (c *connection) closeAgentStdin() {
+	c.agentStdinClosed.Store(true)
+	_ = c.agent.stdin.Close()
 }
 
 // lastWords runs once: the modules' Close outputs (rule C12: Cursor gets
