@@ -91,6 +91,9 @@ func Run(cfg Config) (int, error) {
 	if cfg.Router.Logger == nil {
 		cfg.Router.Logger = cfg.Logger
 	}
+	if cfg.Router.IDToken == "" {
+		cfg.Router.IDToken = newIDToken() // C12: unique to this proxy
+	}
 	router, err := NewRouter(cfg.Router)
 	if err != nil {
 		return 1, err
@@ -303,6 +306,7 @@ func (c *connection) recordEvent(rec pipe.Record) {
 			rec.NonJSON = "forward"
 		}
 		rec.Options = append([]string{}, c.cfg.Options...)
+		rec.IDToken = c.cfg.Router.IDToken
 	}
 	capture.Write(rec)
 	if err := capture.Flush(); err != nil {
