@@ -45,6 +45,7 @@ func runAsync(cfg Config) chan int {
 // F6: a slow but live client gets everything the agent wrote before it
 // exited, though writing it takes longer than the grace.
 func TestRunSlowClientGetsEverything(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	out := &slowWriter{per: 10 * time.Millisecond}
@@ -64,6 +65,7 @@ func TestRunSlowClientGetsEverything(t *testing.T) {
 // F6: the agent exits while the client, with a request open, never reads
 // stdout: Run gives up delivering and returns.
 func TestRunReturnsWhenClientNeverReads(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	go io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`+"\n")
@@ -82,6 +84,7 @@ func TestRunReturnsWhenClientNeverReads(t *testing.T) {
 // F5/C12: a signal reaches the agent while the writer of replies to the
 // agent is blocked because the agent does not read its stdin.
 func TestRunSignalWithBlockedReplyWriter(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	out := newWatchWriter()
@@ -107,6 +110,7 @@ sleep 30`
 // reads its stdin: the grace runs from the EOF, then the agent's stdin is
 // closed (which frees the writer) and the agent gets SIGTERM.
 func TestRunClientEOFWhileAgentDoesNotRead(t *testing.T) {
+	t.Parallel()
 	prompt := `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"text":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n"
 	out := newWatchWriter()
 	done := runAsync(Config{Argv: []string{"sh", "-c", "exec sleep 60"}, KillGrace: 200 * time.Millisecond,
@@ -123,6 +127,7 @@ func TestRunClientEOFWhileAgentDoesNotRead(t *testing.T) {
 // before it reads its stdin is served: the replies queue up (bounded in
 // bytes) while the agent's stdout keeps being read, and nothing stops.
 func TestRunBurstOfRepliesToAnAgentNotReading(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	out := newWatchWriter()
@@ -215,6 +220,7 @@ func dump(t *testing.T) {
 // F6: the client closed stdin and never reads stdout; the agent's last
 // frame cannot be delivered: Run still returns.
 func TestRunReturnsWithUndeliverableFrame(t *testing.T) {
+	t.Parallel()
 	bw := blockWriter{make(chan struct{})}
 	defer close(bw.ch)
 	agent := `printf '{"pad":"'; head -c 100000 /dev/zero | tr '\0' x; printf '"}\n'; exit 0`
@@ -231,6 +237,7 @@ func TestRunReturnsWithUndeliverableFrame(t *testing.T) {
 // F6: a request the agent answered in its last frame is not reported as
 // "agent exited", however long the delivery takes.
 func TestRunAnsweredRequestNotReportedGone(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	go io.WriteString(stdinW, `{"jsonrpc":"2.0","id":77,"method":"session/prompt"}`+"\n")

@@ -249,6 +249,7 @@ func TestE2ENonJSONForwardEnvTwin(t *testing.T) {
 }
 
 func TestE2EExitCodeMirrored(t *testing.T) {
+	t.Parallel()
 	// F6: the proxy exits with the agent's code, 128+N for signal N.
 	tests := []struct {
 		name   string
@@ -262,6 +263,7 @@ func TestE2EExitCodeMirrored(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := start(t, script(t, tt.script...), nil)
 			if code := s.wait(20 * time.Second); code != tt.want {
 				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, tt.want, s.stderr.String())
@@ -271,6 +273,7 @@ func TestE2EExitCodeMirrored(t *testing.T) {
 }
 
 func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
+	t.Parallel()
 	// F6: output written before the agent died is delivered, then each
 	// unanswered client request gets -32603, while the client's stdin is
 	// still open.
@@ -293,6 +296,7 @@ func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
 }
 
 func TestE2EKillEscalation(t *testing.T) {
+	t.Parallel()
 	// F5: stdin EOF, grace, SIGTERM (ignored), grace, SIGKILL.
 	s := start(t, script(t, "ignore-term", "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
 	s.stdin.Close()
@@ -307,6 +311,7 @@ func TestE2EKillEscalation(t *testing.T) {
 }
 
 func TestE2EAgentExitsAfterStdinEOF(t *testing.T) {
+	t.Parallel()
 	// F5: an agent that exits by itself within the grace gets no signal.
 	s := start(t, script(t, "echo", "exit 0"), []string{"--log-level", "debug"})
 	s.stdin.Close()
@@ -371,6 +376,7 @@ func waitGone(t *testing.T, pids []int) {
 }
 
 func TestE2ESignalToProxyLeavesNoOrphan(t *testing.T) {
+	t.Parallel()
 	// F5: SIGTERM to the proxy is forwarded to the agent's process group:
 	// the agent and its own child both end, and the proxy mirrors the code.
 	pidfile := filepath.Join(t.TempDir(), "pids")
@@ -386,6 +392,7 @@ func TestE2ESignalToProxyLeavesNoOrphan(t *testing.T) {
 }
 
 func TestE2EParentDeathKillsAgent(t *testing.T) {
+	t.Parallel()
 	// F5 (Linux): an agent cannot outlive a SIGKILLed proxy.
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("no /proc: not Linux")
@@ -483,6 +490,7 @@ func TestE2ERecording(t *testing.T) {
 }
 
 func TestE2EUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -505,6 +513,7 @@ func TestE2EUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(proxyBinary, tt.args...)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -559,6 +568,7 @@ func TestE2ECompleteFrameNotHeldBehindPartialLine(t *testing.T) {
 }
 
 func TestE2ELeftoverProcessesEnded(t *testing.T) {
+	t.Parallel()
 	// F5/F6: processes the agent started and left running when it exited
 	// are ended with it (here one with its stdio redirected, which does
 	// not hold the agent's stdout open).
@@ -573,6 +583,7 @@ func TestE2ELeftoverProcessesEnded(t *testing.T) {
 }
 
 func TestE2EGrandchildHoldingStdout(t *testing.T) {
+	t.Parallel()
 	// F6: a grandchild holds the agent's stdout open after the agent
 	// exited: after the grace the group is ended and the code mirrored.
 	pidfile := filepath.Join(t.TempDir(), "pids")
