@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +59,9 @@ func SubreaperMain() (int, bool) {
 }
 
 func runSubreaper(spec string, argv []string) int {
+	// The parent-death signal is tied to the thread that forked: keep the
+	// agent's forking thread alive for the subreaper's whole life.
+	runtime.LockOSThread()
 	status := os.NewFile(subreaperStatusFD, "status")
 	control := os.NewFile(subreaperControlFD, "control")
 	if status == nil || control == nil {
@@ -129,7 +133,9 @@ func forkAgent(argv []string) (int, error) {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		// If the subreaper itself is killed (it never exits before the
+		// agent otherwise), the agent goes with it.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		return 0, describeExecError(path, err)
