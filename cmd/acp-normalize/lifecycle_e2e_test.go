@@ -72,6 +72,23 @@ func TestE2ENoProcessOutlivesTheProxy(t *testing.T) {
 	}
 }
 
+// TestE2EClientEOFWithAWriteToTheAgentBlocked pins F5 (issue 8.2) on the
+// binary: the client sends a 2 MiB prompt to an agent that never reads
+// its stdin and closes its stream; the session still ends (SIGTERM after
+// the grace) and the prompt is answered -32603.
+func TestE2EClientEOFWithAWriteToTheAgentBlocked(t *testing.T) {
+	t.Parallel()
+	s := start(t, script(t, "sleep 60s"), []string{"--kill-grace", "300ms"})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"text":"` + strings.Repeat("x", 2<<20) + `"}}`)
+	s.stdin.Close()
+	if got, want := s.readAll(), `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`+"\n"; got != want {
+		t.Fatalf("client got %q, want %q", got, want)
+	}
+	if code := s.wait(30 * time.Second); code != 128+15 {
+		t.Fatalf("exit code %d, want 143; stderr:\n%s", code, s.stderr.String())
+	}
+}
+
 // descendantsOf lists the processes below pid, from /proc.
 func descendantsOf(root int) []int {
 	entries, _ := os.ReadDir("/proc")
