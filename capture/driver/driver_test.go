@@ -250,6 +250,29 @@ func TestPermissionAnswer(t *testing.T) {
 	}
 }
 
+func TestFindForeignPaths(t *testing.T) {
+	const scratch = "/tmp/acp-capture/claude"
+	tests := []struct {
+		name, capture string
+		want          []string
+	}{
+		{"scratch paths only", `{"cwd":"/tmp/acp-capture/claude/ws","f":"/tmp/acp-capture/claude/home/.x"}`, nil},
+		{"the scratch folder itself", `{"d":"/tmp/acp-capture/claude"}`, nil},
+		{"a sibling of the scratch folder", `{"d":"/tmp/acp-capture/claude2/x"}`, []string{"/tmp/acp-capture/claude2/x"}},
+		{"the system temp dir", `{"outputFile":"/tmp/claude-0/-tmp-ws/a.output"}`, []string{"/tmp/claude-0/-tmp-ws/a.output"}},
+		{"home and root, each once", `"/home/alice/x" "/root/.npm/y" "/home/alice/x"`, []string{"/home/alice/x", "/root/.npm/y"}},
+		{"a tmp folder inside another path", `"see .qwen/tmp/review.json and ~/x/tmp/y"`, nil},
+		{"after a backtick in markdown", "run `/work/repo/x` now", []string{"/work/repo/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FindForeignPaths([]byte(tt.capture), scratch); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestFindLeaks(t *testing.T) {
 	got := FindLeaks([]byte(`{"cwd":"/tmp/acp-capture/ws","x":"/home/alice/repo"}`), []string{"", "/home/alice", "/root", "bob-laptop"})
 	if !reflect.DeepEqual(got, []string{"/home/alice"}) {
