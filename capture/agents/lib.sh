@@ -55,7 +55,7 @@ record() {
 	shift 2
 	echo "recording $VENDOR/$name" >&2
 	"$ACP_CAPTURE" --script "$script" --out "$OUT_DIR/$name.jsonl" \
-		--workspace "$WS" --model-log "$LOG_DIR/$name.model.jsonl" \
+		--workspace "$WS" --model-log "$LOG_DIR/$name.model.jsonl" --kill-grace 10s \
 		--env "HOME=$HOME_DIR" --env "TMPDIR=$TMP_DIR" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
 		"$@"
 	echo "wrote $OUT_DIR/$name.jsonl ($(wc -c <"$OUT_DIR/$name.jsonl") bytes)" >&2

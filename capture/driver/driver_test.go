@@ -59,6 +59,9 @@ func fakeAgent(mode string) int {
 		return m
 	}
 	fmt.Fprintln(os.Stderr, "fake agent: starting")
+	if mode == "hang" {
+		return hangingAgent(next, send)
+	}
 	ws := os.Getenv("FAKE_WS")
 	for {
 		req := next()
@@ -93,6 +96,29 @@ func fakeAgent(mode string) int {
 			}
 			send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}}}}`)
 			return 3
+		}
+	}
+}
+
+// hangingAgent never answers the prompt until the client sends
+// session/cancel, then answers it "cancelled" and exits 0.
+func hangingAgent(next func() map[string]json.RawMessage, send func(string)) int {
+	var promptID string
+	for {
+		req := next()
+		id := string(req["id"])
+		switch string(req["method"]) {
+		case `"initialize"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":1}}`)
+		case `"session/new"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"sessionId":"S1"}}`)
+		case `"session/set_mode"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`)
+		case `"session/prompt"`:
+			promptID = id
+		case `"session/cancel"`:
+			send(`{"jsonrpc":"2.0","id":` + promptID + `,"result":{"stopReason":"cancelled"}}`)
+			return 0
 		}
 	}
 }
@@ -204,6 +230,26 @@ func TestRunKillsStubbornAgent(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(capture.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.Contains(last, `"event":"exit","code":137`) {
 		t.Errorf("last record %s, want the exit event", last)
+	}
+}
+
+// TestRunCancelsHangingPrompt: with CancelAfter, a prompt the agent never
+// answers gets session/cancel, and the session ends normally with the
+// agent's "cancelled". Without it the same agent would hang the run until
+// Timeout.
+func TestRunCancelsHangingPrompt(t *testing.T) {
+	cfg, capture, _ := newConfig(t, "hang")
+	cfg.CancelAfter = time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "cancelled" || res.ExitCode != 0 {
+		t.Errorf("stopReason %q exit %d, want cancelled and 0", res.StopReason, res.ExitCode)
+	}
+	want := `"from":"client","frame":{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"S1"}}}`
+	if !strings.Contains(capture.String(), want) {
+		t.Errorf("no session/cancel recorded:\n%s", capture.String())
 	}
 }
 
