@@ -58,6 +58,10 @@ func fakeAgent(mode string) int {
 		}
 		return m
 	}
+	if mode == "long-stderr" {
+		// One stderr line longer than any fixed line buffer.
+		os.Stderr.WriteString(strings.Repeat("x", longStderrLine) + "\n")
+	}
 	fmt.Fprintln(os.Stderr, "fake agent: starting")
 	if mode == "hang" {
 		return hangingAgent(next, send)
@@ -89,6 +93,9 @@ func fakeAgent(mode string) int {
 			next()
 			send(`not json at all`)
 			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}`)
+			if mode != "normal" && mode != "stubborn" {
+				return 0
+			}
 			if mode == "stubborn" {
 				for in.Scan() {
 				}
@@ -250,6 +257,27 @@ func TestRunCancelsHangingPrompt(t *testing.T) {
 	want := `"from":"client","frame":{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"S1"}}}`
 	if !strings.Contains(capture.String(), want) {
 		t.Errorf("no session/cancel recorded:\n%s", capture.String())
+	}
+}
+
+// longStderrLine is longer than the 16 MiB line limit the stderr reader
+// once had: past it, it stopped reading and the agent blocked on stderr.
+const longStderrLine = 17 << 20
+
+// TestRunLongStderrLine: an agent that writes a 17 MiB stderr line still
+// gets its session, and the line is recorded whole.
+func TestRunLongStderrLine(t *testing.T) {
+	cfg, capture, _ := newConfig(t, "long-stderr")
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "end_turn" {
+		t.Errorf("stopReason %q", res.StopReason)
+	}
+	_, stderr := splitStderr(t, capture.Bytes())
+	if len(stderr) != 2 || len(stderr[0]) != longStderrLine {
+		t.Errorf("%d stderr records, want the long line whole and one more", len(stderr))
 	}
 }
 
