@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Module describes a vendor module.
@@ -141,7 +142,7 @@ func (f *Frame) ID() []byte { return f.Envelope().ID }
 func (f *Frame) Kind() pipe.Kind { return f.Envelope().Kind }
 
 // Lookup returns the raw JSON value at path inside the frame.
-func (f *Frame) Lookup(path ...string) ([]byte, bool) { return pipe.Lookup(f.Raw, path...) }
+func (f *Frame) Lookup(path ...string) ([]byte, bool) { return rawjson.Lookup(f.Raw, path...) }
 
 // RuleError names the contract rule whose handling failed, for the log line
 // of a fail-open (rule P5).

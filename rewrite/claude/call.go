@@ -6,8 +6,8 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // call is what the frames of one launch call said so far (L2). A field is
@@ -58,13 +58,13 @@ func (c *call) finished() bool { return statusRank(c.acpStatus) == 3 }
 // a permission request's toolCall) and its _meta.claudeCode into c.
 func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 	if c.toolName == "" {
-		if n, ok := pipe.LookupString(cc, "toolName"); ok {
+		if n, ok := rawjson.LookupString(cc, "toolName"); ok {
 			c.toolName = n
-		} else if n, ok := pipe.LookupString(obj, "name"); ok {
+		} else if n, ok := rawjson.LookupString(obj, "name"); ok {
 			c.toolName = n
 		}
 	}
-	if in, ok := pipe.Lookup(obj, "rawInput"); ok && pipe.FirstByte(in) == '{' {
+	if in, ok := rawjson.Lookup(obj, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(in, &m); err != nil {
 			return rewrite.RuleErrorf("L2", "decoding rawInput: %w", err)
@@ -82,10 +82,10 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 		// call's progress.
 		return c.absorbResponse(cc)
 	}
-	if s, ok := pipe.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
+	if s, ok := rawjson.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
 		c.acpStatus = s
 		if s == "completed" {
-			if content, ok := pipe.Lookup(obj, "content"); ok {
+			if content, ok := rawjson.Lookup(obj, "content"); ok {
 				if t, ok := contentText(content, true); ok {
 					c.completedText = &t
 				}
@@ -111,8 +111,8 @@ func (c *call) absorbResponse(cc []byte) error {
 }
 
 func (c *call) absorbToolResponse(cc []byte) error {
-	tr, ok := pipe.Lookup(cc, "toolResponse")
-	if !ok || pipe.FirstByte(tr) != '{' {
+	tr, ok := rawjson.Lookup(cc, "toolResponse")
+	if !ok || rawjson.FirstByte(tr) != '{' {
 		return nil
 	}
 	var m map[string]json.RawMessage
@@ -135,7 +135,7 @@ func (c *call) absorbToolResponse(cc []byte) error {
 		}
 	}
 	if hr, ok := m["handbackReport"]; ok {
-		if t, ok := pipe.LookupString(hr, "text"); ok {
+		if t, ok := rawjson.LookupString(hr, "text"); ok {
 			c.handbackText = &t
 		}
 	}
@@ -197,21 +197,21 @@ func (c *call) keepRaw(key string, v json.RawMessage) {
 // plain content blocks ({"type":"text","text":...}) otherwise.
 func contentText(arr []byte, wrapped bool) (string, bool) {
 	var parts []string
-	_ = pipe.Elements(arr, func(el []byte) bool {
+	_ = rawjson.Elements(arr, func(el []byte) bool {
 		block := el
 		if wrapped {
-			if t, _ := pipe.LookupString(el, "type"); t != "content" {
+			if t, _ := rawjson.LookupString(el, "type"); t != "content" {
 				return true
 			}
 			var ok bool
-			if block, ok = pipe.Lookup(el, "content"); !ok {
+			if block, ok = rawjson.Lookup(el, "content"); !ok {
 				return true
 			}
 		}
-		if t, _ := pipe.LookupString(block, "type"); t != "text" {
+		if t, _ := rawjson.LookupString(block, "type"); t != "text" {
 			return true
 		}
-		if s, ok := pipe.LookupString(block, "text"); ok {
+		if s, ok := rawjson.LookupString(block, "text"); ok {
 			parts = append(parts, s)
 		}
 		return true
@@ -369,7 +369,7 @@ func (c *call) snapshot() ([]byte, error) {
 	}
 	if c.trStatus != nil && *c.trStatus != "completed" {
 		// "async_launched" and any other status is flattened to a label.
-		raw, err := rewrite.Marshal(*c.trStatus)
+		raw, err := rawjson.Marshal(*c.trStatus)
 		if err != nil {
 			return nil, fmt.Errorf("toolResponse.status: %w", err)
 		}
@@ -380,5 +380,5 @@ func (c *call) snapshot() ([]byte, error) {
 		}
 		s.Raw["toolResponseStatus"] = raw
 	}
-	return rewrite.Marshal(&s)
+	return rawjson.Marshal(&s)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Name is the module's name on the command line and in the initialize
@@ -87,19 +88,19 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // snapshot (L3), subagent frames the parent link (L4).
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	update, ok := f.Lookup("params", "update")
-	if !ok || pipe.FirstByte(update) != '{' {
+	if !ok || rawjson.FirstByte(update) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	cc, ok := pipe.Lookup(update, "_meta", "claudeCode")
+	cc, ok := rawjson.Lookup(update, "_meta", "claudeCode")
 	if !ok {
 		return rewrite.Verdict{}, nil // not Claude's: never touched
 	}
-	tag, _ := pipe.LookupString(update, "sessionUpdate")
+	tag, _ := rawjson.LookupString(update, "sessionUpdate")
 	switch tag {
 	case "subagent_update", "session_message":
 		return rewrite.Verdict{}, nil // native subagent sessions pass through (L5, S3)
 	}
-	if pipe.FirstByte(cc) != '{' {
+	if rawjson.FirstByte(cc) != '{' {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "_meta.claudeCode is not an object")
 	}
 	parent, hasParent, err := parentOf(cc)
@@ -127,14 +128,14 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 // request is about.
 func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) {
 	tc, ok := f.Lookup("params", "toolCall")
-	if !ok || pipe.FirstByte(tc) != '{' {
+	if !ok || rawjson.FirstByte(tc) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	cc, ok := pipe.Lookup(tc, "_meta", "claudeCode")
+	cc, ok := rawjson.Lookup(tc, "_meta", "claudeCode")
 	if !ok {
 		return rewrite.Verdict{}, nil
 	}
-	if pipe.FirstByte(cc) != '{' {
+	if rawjson.FirstByte(cc) != '{' {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "toolCall._meta.claudeCode is not an object")
 	}
 	parent, hasParent, err := parentOf(cc)
@@ -159,11 +160,11 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 // null or empty parentToolUseId names no parent: it is treated as absent,
 // so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
 func parentOf(cc []byte) (raw []byte, ok bool, err error) {
-	p, ok := pipe.Lookup(cc, "parentToolUseId")
+	p, ok := rawjson.Lookup(cc, "parentToolUseId")
 	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil
 	}
-	if pipe.FirstByte(p) != '"' {
+	if rawjson.FirstByte(p) != '"' {
 		return nil, false, rewrite.RuleErrorf("L4", "parentToolUseId is not a string: %.40s", p)
 	}
 	return p, true, nil
@@ -179,13 +180,13 @@ func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) 
 	out := frame
 	var err error
 	if snap != nil {
-		if out, err = rewrite.Set(out, snap, append(path, "subagent")...); err != nil {
+		if out, err = rawjson.Set(out, snap, append(path, "subagent")...); err != nil {
 			return v, rewrite.RuleErrorf("L3", "adding the subagent snapshot: %w", err)
 		}
 	}
 	if hasParent {
 		// The vendor's own JSON string, byte for byte.
-		if out, err = rewrite.Set(out, parent, append(path, "parentToolCallId")...); err != nil {
+		if out, err = rawjson.Set(out, parent, append(path, "parentToolCallId")...); err != nil {
 			return v, rewrite.RuleErrorf("L4", "adding parentToolCallId: %w", err)
 		}
 	}
@@ -197,15 +198,15 @@ func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) 
 // update, or a permission request's toolCall) belongs to, and folds obj
 // into it. It returns nil when obj is no launch-call frame (L1).
 func (r *rewriter) observe(rawSession, obj, cc []byte, isToolCall, isPermission bool) (*call, error) {
-	id, ok := pipe.LookupString(obj, "toolCallId")
+	id, ok := rawjson.LookupString(obj, "toolCallId")
 	if !ok {
 		return nil, nil
 	}
 	session, _ := decodeString(rawSession)
 	key := callKey{session: session, toolCallID: id}
-	name, named := pipe.LookupString(cc, "toolName")
+	name, named := rawjson.LookupString(cc, "toolName")
 	if !named {
-		name, named = pipe.LookupString(obj, "name")
+		name, named = rawjson.LookupString(obj, "name")
 	}
 	el := r.calls[key]
 	if named && !isLaunchTool(name) {
@@ -277,7 +278,7 @@ func (r *rewriter) closeSession(f *rewrite.Frame) {
 
 // decodeString decodes a raw JSON string.
 func decodeString(raw []byte) (string, bool) {
-	if pipe.FirstByte(raw) != '"' {
+	if rawjson.FirstByte(raw) != '"' {
 		return "", false
 	}
 	var s string

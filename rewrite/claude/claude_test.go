@@ -13,6 +13,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // logRecorder is a slog handler that keeps records.
@@ -59,7 +60,7 @@ func launchFrame(session, id, tag, rawInput string) []byte {
 
 func snapshotOf(t *testing.T, frame []byte) map[string]any {
 	t.Helper()
-	raw, ok := pipe.Lookup(frame, "params", "update", "_meta", "acp-normalize", "subagent")
+	raw, ok := rawjson.Lookup(frame, "params", "update", "_meta", "acp-normalize", "subagent")
 	if !ok {
 		t.Fatalf("no snapshot in %s", frame)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden outputs from the current code")
@@ -160,10 +161,10 @@ func updateObject(frame []byte) []byte {
 	env := pipe.Peek(frame)
 	switch {
 	case env.MethodIs("session/update"):
-		u, _ := pipe.Lookup(frame, "params", "update")
+		u, _ := rawjson.Lookup(frame, "params", "update")
 		return u
 	case env.MethodIs("session/request_permission"):
-		u, _ := pipe.Lookup(frame, "params", "toolCall")
+		u, _ := rawjson.Lookup(frame, "params", "toolCall")
 		return u
 	}
 	return nil
@@ -179,12 +180,12 @@ func snapshots(t testing.TB, outs []output) map[string]map[string]any {
 			continue
 		}
 		obj := updateObject(o.Frame)
-		snap, ok := pipe.Lookup(obj, "_meta", "acp-normalize", "subagent")
+		snap, ok := rawjson.Lookup(obj, "_meta", "acp-normalize", "subagent")
 		if !ok {
 			continue
 		}
-		id, _ := pipe.LookupString(obj, "toolCallId")
-		session, _ := pipe.LookupString(o.Frame, "params", "sessionId")
+		id, _ := rawjson.LookupString(obj, "toolCallId")
+		session, _ := rawjson.LookupString(o.Frame, "params", "sessionId")
 		id = session + "/" + id
 		var m map[string]any
 		if err := json.Unmarshal(snap, &m); err != nil {
@@ -200,5 +201,5 @@ func metaValue(obj []byte, key string) ([]byte, bool) {
 	if obj == nil {
 		return nil, false
 	}
-	return pipe.Lookup(obj, "_meta", "acp-normalize", key)
+	return rawjson.Lookup(obj, "_meta", "acp-normalize", key)
 }

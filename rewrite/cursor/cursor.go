@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // DefaultCap is the default bound of each per-connection table (rule P6).
@@ -226,19 +227,19 @@ func (r *rewriter) clientMessage(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	case "initialize":
 		return r.initialize(f)
 	case "session/prompt":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		if sid != "" && f.ID() != nil {
 			r.putPrompt(string(f.ID()), sid)
 		}
 		r.touch(sid)
 	case "session/load", "session/resume":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		r.touch(sid)
 	case "session/cancel":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		v.Out = r.cancelSession(sid, v.Out)
 	case "session/close":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		if sid != "" {
 			v.Out = r.cancelSession(sid, v.Out)
 			r.dropSession(sid)
@@ -267,13 +268,13 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, nil
 	}
 	caps, ok := f.Lookup("params", "clientCapabilities")
-	if !ok || pipe.FirstByte(caps) != '{' {
+	if !ok || rawjson.FirstByte(caps) != '{' {
 		return v, nil
 	}
 	r.elicitForm = present(caps, "elicitation", "form")
 	r.subagents = present(caps, "subagents")
 	if r.opts.NativeSubagents && r.subagents {
-		out, err := rewrite.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
+		out, err := rawjson.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
 		if err != nil {
 			return v, rewrite.RuleErrorf("S2", "asking Cursor for native subagents: %w", err)
 		}
@@ -284,13 +285,13 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 
 // present reports whether obj has a non-null value at path.
 func present(obj []byte, path ...string) bool {
-	v, ok := pipe.Lookup(obj, path...)
+	v, ok := rawjson.Lookup(obj, path...)
 	return ok && !bytes.Equal(v, []byte("null"))
 }
 
 // attribute finds the session of a vendor method (rule C14).
 func (r *rewriter) attribute(params []byte, toolCallID string) string {
-	if sid, ok := pipe.LookupString(params, "sessionId"); ok && sid != "" {
+	if sid, ok := rawjson.LookupString(params, "sessionId"); ok && sid != "" {
 		return sid
 	}
 	if toolCallID != "" {
@@ -328,7 +329,7 @@ func (r *rewriter) dropSession(sid string) {
 
 // str returns the JSON string raw decoded, or "" when raw is no string.
 func str(raw []byte) string {
-	if pipe.FirstByte(raw) != '"' {
+	if rawjson.FirstByte(raw) != '"' {
 		return ""
 	}
 	var s string
@@ -340,7 +341,7 @@ func str(raw []byte) string {
 
 // strAt returns the string at path in obj, or "".
 func strAt(obj []byte, path ...string) string {
-	s, _ := pipe.LookupString(obj, path...)
+	s, _ := rawjson.LookupString(obj, path...)
 	return s
 }
 

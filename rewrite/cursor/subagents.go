@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // s1 reports whether the proxy announces Cursor subagents as standard
@@ -130,8 +131,8 @@ func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
 // array of a tool call frame, unless it is already there. linked reports
 // whether the frame's content now has the link.
 func appendLink(frame []byte, child string) (out []byte, linked bool, err error) {
-	content, ok := pipe.Lookup(frame, "params", "update", "content")
-	if !ok || pipe.FirstByte(content) != '[' {
+	content, ok := rawjson.Lookup(frame, "params", "update", "content")
+	if !ok || rawjson.FirstByte(content) != '[' {
 		return frame, false, nil
 	}
 	arr, err := appendLinkArray(content, child)
@@ -148,7 +149,7 @@ func appendLink(frame []byte, child string) (out []byte, linked bool, err error)
 // appendLinkArray returns the content array with the {"type":"session"}
 // block for child at its end, unless it is already there.
 func appendLinkArray(content []byte, child string) ([]byte, error) {
-	link, err := rewrite.Marshal(struct {
+	link, err := rawjson.Marshal(struct {
 		Type      string `json:"type"`
 		SessionID string `json:"sessionId"`
 	}{"session", child})
@@ -160,7 +161,7 @@ func appendLinkArray(content []byte, child string) ([]byte, error) {
 	}
 	end := bytes.LastIndexByte(content, ']')
 	empty := true
-	_ = pipe.Elements(content, func([]byte) bool { empty = false; return false })
+	_ = rawjson.Elements(content, func([]byte) bool { empty = false; return false })
 	arr := make([]byte, 0, len(content)+len(link)+1)
 	arr = append(arr, content[:end]...)
 	if !empty {

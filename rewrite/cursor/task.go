@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // call is what the proxy knows about one Cursor tool call.
@@ -119,13 +120,13 @@ func (s *snapshot) metaValue() ([]byte, error) {
 	if s.rawSubagentType != nil {
 		j.Raw = &rawJSON{SubagentType: s.rawSubagentType}
 	}
-	return rewrite.Marshal(map[string]any{"subagent": j})
+	return rawjson.Marshal(map[string]any{"subagent": j})
 }
 
 // setSubagentType records a vendor subagentType: a string is its own
 // label; an object is flattened to a label and kept under raw.
 func (s *snapshot) setSubagentType(raw []byte) {
-	switch pipe.FirstByte(raw) {
+	switch rawjson.FirstByte(raw) {
 	case '"':
 		if l := str(raw); l != "" {
 			s.subagentType, s.rawSubagentType = l, nil
@@ -144,10 +145,10 @@ func (s *snapshot) setSubagentType(raw []byte) {
 // subagentLabel unwraps every "custom" layer of a Cursor subagentType,
 // then takes the custom agent's name or the single remaining key.
 func subagentLabel(raw []byte) string {
-	for depth := 0; depth < 16 && pipe.FirstByte(raw) == '{'; depth++ {
+	for depth := 0; depth < 16 && rawjson.FirstByte(raw) == '{'; depth++ {
 		var keys []string
 		var only []byte
-		_ = pipe.Members(raw, func(m pipe.Member) bool {
+		_ = rawjson.Members(raw, func(m rawjson.Member) bool {
 			var k string
 			if json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &k) == nil {
 				keys = append(keys, k)
@@ -155,7 +156,7 @@ func subagentLabel(raw []byte) string {
 			}
 			return true
 		})
-		if name, ok := pipe.Lookup(raw, "name"); ok {
+		if name, ok := rawjson.Lookup(raw, "name"); ok {
 			return str(name) // a custom agent, named or not
 		}
 		if len(keys) != 1 {
@@ -167,7 +168,7 @@ func subagentLabel(raw []byte) string {
 		}
 		return keys[0]
 	}
-	if pipe.FirstByte(raw) == '"' {
+	if rawjson.FirstByte(raw) == '"' {
 		return str(raw)
 	}
 	return ""
@@ -185,10 +186,10 @@ func parseTask(params []byte) taskInfo {
 	t.prompt = strAt(params, "prompt")
 	t.model = strAt(params, "model")
 	t.agentID = strAt(params, "agentId")
-	if v, ok := pipe.Lookup(params, "subagentType"); ok {
+	if v, ok := rawjson.Lookup(params, "subagentType"); ok {
 		t.subagentType = bytes.Clone(v)
 	}
-	if v, ok := pipe.Lookup(params, "durationMs"); ok && isNumber(v) {
+	if v, ok := rawjson.Lookup(params, "durationMs"); ok && isNumber(v) {
 		t.durationMs = bytes.Clone(v)
 	}
 	return t
@@ -219,7 +220,7 @@ func (s *snapshot) applyTask(t *taskInfo) {
 }
 
 func isNumber(v []byte) bool {
-	c := pipe.FirstByte(v)
+	c := rawjson.FirstByte(v)
 	return (c == '-' || (c >= '0' && c <= '9')) && json.Valid(v)
 }
 
@@ -232,10 +233,10 @@ type early struct {
 // sessionUpdate handles an agent session/update.
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	upd, ok := f.Lookup("params", "update")
-	if !ok || pipe.FirstByte(upd) != '{' {
+	if !ok || rawjson.FirstByte(upd) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 	switch strAt(upd, "sessionUpdate") {
 	case "tool_call":
 		return r.toolCall(f, sid, upd, true)
@@ -310,7 +311,7 @@ func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool
 	// Every call is observed, so that a call that turns out to be a
 	// subagent launch when cursor/task arrives (C2, C3) has its status.
 	c.observe(upd)
-	title, hasTitle := pipe.LookupString(upd, "title")
+	title, hasTitle := rawjson.LookupString(upd, "title")
 	if !c.task {
 		if hasTitle && !isPlaceholder(title) {
 			c.titleOK = true
@@ -394,7 +395,7 @@ func (s *snapshot) toolNameOr() string {
 // observe folds one tool call frame of a subagent launch into the call.
 func (c *call) observe(upd []byte) {
 	s := &c.snap
-	if in, ok := pipe.Lookup(upd, "rawInput"); ok && pipe.FirstByte(in) == '{' {
+	if in, ok := rawjson.Lookup(upd, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
 		if d := strAt(in, "description"); d != "" && s.description == "" {
 			s.description = d
 		}
@@ -404,20 +405,20 @@ func (c *call) observe(upd []byte) {
 		if m := strAt(in, "model"); m != "" && s.model == "" {
 			s.model = m
 		}
-		if st, ok := pipe.Lookup(in, "subagentType"); ok && s.rawSubagentType == nil && s.subagentType == "" {
+		if st, ok := rawjson.Lookup(in, "subagentType"); ok && s.rawSubagentType == nil && s.subagentType == "" {
 			s.setSubagentType(st)
 		}
 	}
-	if out, ok := pipe.Lookup(upd, "rawOutput"); ok && pipe.FirstByte(out) == '{' {
+	if out, ok := rawjson.Lookup(upd, "rawOutput"); ok && rawjson.FirstByte(out) == '{' {
 		// rawOutput fills what cursor/task did not say (a later rawOutput
 		// is newer than an earlier one, never than cursor/task).
-		if d, ok := pipe.Lookup(out, "durationMs"); ok && isNumber(d) && !s.durationFromTask {
+		if d, ok := rawjson.Lookup(out, "durationMs"); ok && isNumber(d) && !s.durationFromTask {
 			s.durationMs = bytes.Clone(d)
 		}
 		if a := strAt(out, "agentId"); a != "" && !s.agentIDFromTask {
 			s.agentID = a
 		}
-		if b, ok := pipe.Lookup(out, "isBackground"); ok {
+		if b, ok := rawjson.Lookup(out, "isBackground"); ok {
 			switch string(b) {
 			case "true":
 				t := true
@@ -428,13 +429,13 @@ func (c *call) observe(upd []byte) {
 			}
 		}
 	}
-	if v, ok := pipe.Lookup(upd, "content"); ok && string(v) != "null" {
+	if v, ok := rawjson.Lookup(upd, "content"); ok && string(v) != "null" {
 		if vendorContent(upd) {
 			c.contentShown, c.vendorSent = true, true
 		}
 		if c.vendorSent {
 			c.lastContent = nil
-			if pipe.FirstByte(v) == '[' && len(v) <= maxKeptContent {
+			if rawjson.FirstByte(v) == '[' && len(v) <= maxKeptContent {
 				c.lastContent = bytes.Clone(v)
 			}
 		}
@@ -463,15 +464,15 @@ func (c *call) observe(upd []byte) {
 // vendorContent reports whether a tool call frame carries content: a
 // content member that is neither null nor an empty array.
 func vendorContent(upd []byte) bool {
-	v, ok := pipe.Lookup(upd, "content")
+	v, ok := rawjson.Lookup(upd, "content")
 	if !ok || string(v) == "null" {
 		return false
 	}
-	if pipe.FirstByte(v) != '[' {
+	if rawjson.FirstByte(v) != '[' {
 		return true
 	}
 	any := false
-	_ = pipe.Elements(v, func([]byte) bool { any = true; return false })
+	_ = rawjson.Elements(v, func([]byte) bool { any = true; return false })
 	return any
 }
 
@@ -603,7 +604,7 @@ func promptContent(prompt string, child *string) json.RawMessage {
 	if child != nil {
 		items = append(items, block{Type: "session", SessionID: *child})
 	}
-	b, err := rewrite.Marshal(items)
+	b, err := rawjson.Marshal(items)
 	if err != nil { // strings always encode
 		return json.RawMessage("[]")
 	}
@@ -623,7 +624,7 @@ func (r *rewriter) setName(f *rewrite.Frame, name string) (rewrite.Verdict, erro
 
 // setUpdate sets params.update.<key> to the string s.
 func setUpdate(frame []byte, s string, key string) ([]byte, error) {
-	b, err := rewrite.Marshal(s)
+	b, err := rawjson.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
@@ -631,7 +632,7 @@ func setUpdate(frame []byte, s string, key string) ([]byte, error) {
 }
 
 func setUpdateRaw(frame, value []byte, key string) ([]byte, error) {
-	return rewrite.Set(frame, value, "params", "update", key)
+	return rawjson.Set(frame, value, "params", "update", key)
 }
 
 // setMeta puts the M snapshot at params.update._meta["acp-normalize"],
@@ -641,8 +642,8 @@ func setMeta(frame []byte, s *snapshot) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m, ok := pipe.Lookup(frame, "params", "update", "_meta"); ok && pipe.FirstByte(m) != '{' {
+	if m, ok := rawjson.Lookup(frame, "params", "update", "_meta"); ok && rawjson.FirstByte(m) != '{' {
 		return setUpdateRaw(frame, []byte(`{"acp-normalize":`+string(meta)+`}`), "_meta")
 	}
-	return rewrite.Set(frame, meta, "params", "update", "_meta", "acp-normalize")
+	return rawjson.Set(frame, meta, "params", "update", "_meta", "acp-normalize")
 }

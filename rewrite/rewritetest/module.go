@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Module returns a tiny module, for tests only, that makes every kind of
@@ -37,7 +38,7 @@ func (testRewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if _, has := f.Lookup("params", "update", "name"); has {
 			return v, nil
 		}
-		out, err := rewrite.Set(f.Raw, []byte(`"task"`), "params", "update", "name")
+		out, err := rawjson.Set(f.Raw, []byte(`"task"`), "params", "update", "name")
 		if err != nil {
 			return v, rewrite.RuleErrorf("T1", "setting name: %w", err)
 		}
