@@ -232,7 +232,7 @@ func TestVendorsSubagentFields(t *testing.T) {
 	})
 
 	t.Run("cursor_and_claude_captures", func(t *testing.T) {
-		if !slices.ContainsFunc(allModules(moduleOptions{}), func(m rewrite.Module) bool { return m.Name == "cursor" }) {
+		if !slices.ContainsFunc(allModules(), func(m rewrite.Module) bool { return m.Name == "cursor" }) {
 			t.Skip("the cursor module is not in allModules on this branch (branch cursor not merged yet): " +
 				"add it to cmd/acp-normalize/modules.go and its captures to testdata/captures/cursor/")
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // logRecorder is a slog handler that keeps records.
@@ -95,8 +96,8 @@ func TestModule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := m.Matches([]byte(tc.frame)); got != tc.want {
-				t.Errorf("Matches = %v, want %v", got, tc.want)
+			if got := rewritetest.Triggered(m, []byte(tc.frame)); got != tc.want {
+				t.Errorf("Triggered = %v, want %v", got, tc.want)
 			}
 		})
 	}

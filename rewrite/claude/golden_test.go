@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // TestGolden runs each testdata/golden/*.txtar case through a Router with
@@ -73,7 +75,7 @@ func TestGolden(t *testing.T) {
 
 			i, ok := sections["output.jsonl"]
 			switch {
-			case *update:
+			case rewritetest.Updating():
 				if ok {
 					ar.Files[i].Data = got
 				} else {

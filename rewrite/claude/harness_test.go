@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -15,9 +14,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden outputs from the current code")
 
 // testVersion is the version the test routers advertise (rule M).
 const testVersion = "0.0.0-test"
@@ -105,7 +103,7 @@ func claudeModule() rewrite.Module { return claude.Module(claude.Config{}) }
 // for byte with the file.
 func writeOrCompare(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if rewritetest.Updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

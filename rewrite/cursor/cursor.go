@@ -17,7 +17,9 @@ import (
 // DefaultCap is the default bound of each per-connection table (rule P6).
 const DefaultCap = 1024
 
-// Options are the module's command-line options.
+// Options configure the module. The command-line options
+// (--forward-unknown-vendor-methods, --cursor-native-subagents) reach it
+// through rewrite.Env.Settings; a field set here is on whatever they say.
 type Options struct {
 	// ForwardUnknownVendorMethods passes unknown cursor/* methods through
 	// to the client instead of answering them with -32601 (rule C13).
@@ -32,6 +34,9 @@ type Options struct {
 
 // Name is the module's name.
 const Name = "cursor"
+
+// NativeSubagentsOption is the module's option behind Options.NativeSubagents.
+const NativeSubagentsOption = "cursor-native-subagents"
 
 // Module returns the cursor module with opts.
 func Module(opts Options) rewrite.Module {
@@ -63,7 +68,17 @@ func Module(opts Options) rewrite.Module {
 			`"subagent_spawned"`,      // Cursor's draft subagent shapes (S2)
 			`"subagent_state_update"`, // (S2)
 		},
-		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, opts) },
+		Options: []rewrite.Option{{
+			Name:  NativeSubagentsOption,
+			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
+		}},
+		VendorMethods: []string{"cursor/*", "_cursor/*"},
+		New: func(env rewrite.Env) rewrite.Rewriter {
+			o := opts
+			o.ForwardUnknownVendorMethods = o.ForwardUnknownVendorMethods || env.Settings.Bool(rewrite.ForwardUnknownVendorMethods)
+			o.NativeSubagents = o.NativeSubagents || env.Settings.Bool(NativeSubagentsOption)
+			return newRewriter(env, o)
+		},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // TestTriggers pins the hot-path promise: message chunks and other
@@ -38,7 +39,7 @@ func TestTriggers(t *testing.T) {
 		if !json.Valid([]byte(frame)) {
 			t.Errorf("%s: test frame is not JSON: %s", name, frame)
 		}
-		if m.Matches([]byte(frame)) {
+		if rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s reaches the module: %s", name, frame)
 		}
 	}
@@ -62,7 +63,7 @@ func TestTriggers(t *testing.T) {
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}
 	for name, frame := range claimed {
-		if !m.Matches([]byte(frame)) {
+		if !rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s does not reach the module: %s", name, frame)
 		}
 	}

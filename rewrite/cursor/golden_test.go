@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,9 +16,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the output sections of the golden files")
 
 // archive is a txtar archive: a comment and named files, in order.
 type archive struct {
@@ -297,7 +295,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal("no input.jsonl section")
 			}
 			got := runScenario(t, scenarioOptions(t, a.comment), input)
-			if *update {
+			if rewritetest.Updating() {
 				a.setFile("output.jsonl", got)
 				if err := os.WriteFile(path, a.format(), 0o644); err != nil {
 					t.Fatal(err)

@@ -93,3 +93,9 @@ func (testRewriter) Close(unanswered []any) rewrite.Verdict {
 	}
 	return v
 }
+
+// Triggered reports whether frame reaches m: whether the proxy's trigger
+// index matches one of m's triggers in it.
+func Triggered(m rewrite.Module, frame []byte) bool {
+	return rewrite.NewTriggerIndex([]rewrite.Module{m}).Match(frame) != 0
+}
