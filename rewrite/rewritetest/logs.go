@@ -89,3 +89,15 @@ func Attr(rec slog.Record, key string) string {
 	})
 	return v
 }
+
+// Count returns how many records at level whose message contains msg
+// have attribute key with value.
+func (r *LogRecorder) Count(level slog.Level, msg, key, value string) int {
+	n := 0
+	for _, rec := range r.Find(level, msg) {
+		if Attr(rec, key) == value {
+			n++
+		}
+	}
+	return n
+}
