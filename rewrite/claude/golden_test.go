@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
