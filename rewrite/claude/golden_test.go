@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
 			} else if o.To == pipe.Client && o.Op != "" {
-				schema.Check(t, o.Frame)
+				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
 			}
 		}
 		if spec, ok := c.File("snapshots.json"); ok {

@@ -20,7 +20,8 @@ type LogRecorder struct {
 	attrs []slog.Attr
 }
 
-// NewLogRecorder returns an empty recorder.
+// NewLogRecorder returns an empty recorder (the zero LogRecorder is not
+// usable).
 func NewLogRecorder() *LogRecorder {
 	return &LogRecorder{mu: &sync.Mutex{}, recs: &[]slog.Record{}}
 }
