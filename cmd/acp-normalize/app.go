@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // version is the proxy's semantic version, advertised in initialize (rule M).
@@ -107,7 +108,7 @@ func newApp(st streams) *cli.App {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
 		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st)},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
 			&cli.StringFlag{Name: "record", EnvVars: []string{"ACP_NORMALIZE_RECORD"}, TakesFile: true,
@@ -120,13 +121,9 @@ func newApp(st streams) *cli.App {
 				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
 			&cli.StringFlag{Name: "non-json", Value: "drop", EnvVars: []string{"ACP_NORMALIZE_NON_JSON"},
 				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
-			&cli.BoolFlag{Name: "forward-unknown-vendor-methods", EnvVars: []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS"},
-				Usage: "pass unknown vendor methods (cursor/*) to the client instead of answering them with -32601"},
-			&cli.BoolFlag{Name: "cursor-native-subagents", EnvVars: []string{"ACP_NORMALIZE_CURSOR_NATIVE_SUBAGENTS"},
-				Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)"},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
-		},
+		}, optionFlags(moduleOptions(), true)...),
 	}
 }
 
@@ -146,7 +143,8 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if c.Duration("kill-grace") <= 0 {
 		return exitUsage, usageError("--kill-grace must be positive")
 	}
-	mods, err := selectModules(allModules(moduleOptionsFrom(c)), c.String("modules"))
+	settings := optionSettings(c, moduleOptions())
+	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
@@ -176,6 +174,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 
 	var capture *pipe.CaptureWriter
+	var captureFile *os.File
 	if path := c.String("record"); path != "" {
 		f, err := openRecord(path)
 		switch {
@@ -186,8 +185,8 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		case err != nil:
 			return exitUsage, usageError("--record: %v", err)
 		default:
+			captureFile = f
 			capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
-			defer closeRecord(logger, path, capture, f)
 		}
 	}
 
@@ -204,7 +203,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			NonJSON: nonJSON,
 			Capture: capture,
 		},
-		Options:     moduleOptionsFrom(c).names(),
+		Options:     settings.Recorded(moduleOptions()),
 		RecordRaw:   c.Bool("record-raw"),
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,
@@ -213,6 +212,13 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		Signals:     sigs,
 		Logger:      logger,
 	})
+	if captureFile != nil {
+		if cerr := finishCapture(capture, captureFile); cerr != nil {
+			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
+			code = codeAfterLostCapture(code)
+		}
+		reportDropped(logger, c.String("record"), capture)
+	}
 	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
 		// The agent exists but cannot be run (a bad #! line, an empty
 		// file): a usage mistake, like one that is not found.
@@ -222,4 +228,20 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
 	return code, nil
+}
+
+// finishCapture writes out what the capture still queues, stops its
+// writer and closes its file; an error means the recording is incomplete.
+func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
+	return errors.Join(capture.Close(), f.Close())
+}
+
+// codeAfterLostCapture is the exit code when the recording was lost: a
+// session that otherwise succeeded exits 1, so that a script that records
+// notices; the agent's own failure code is kept.
+func codeAfterLostCapture(code int) int {
+	if code == 0 {
+		return exitFailure
+	}
+	return code
 }

@@ -41,19 +41,12 @@ func openRecord(path string) (*os.File, error) {
 	return f, nil
 }
 
-// closeRecord ends the capture: the queued records are written out, then
-// the file is closed. A capture that could not be completed is reported
-// at error, since a user relies on it to debug the session (R1).
-func closeRecord(log *slog.Logger, path string, capture *pipe.CaptureWriter, f *os.File) {
-	err := capture.Close()
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("closing: %w", cerr)
-	}
-	if err != nil {
-		log.Error("--record: the capture is incomplete", "path", path, "err", err)
-	}
+// reportDropped logs, at error, how many records the capture left out
+// because it could not keep up (a "dropped" event marks each gap in the
+// file): the capture is not the whole session.
+func reportDropped(log *slog.Logger, path string, capture *pipe.CaptureWriter) {
 	if n := capture.Dropped(); n > 0 {
 		log.Error("--record: records were left out of the capture (it could not keep up); a \"dropped\" event marks each gap",
-			"path", path, "dropped", n)
+			"file", path, "dropped", n)
 	}
 }

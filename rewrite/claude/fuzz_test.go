@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // FuzzRewrite feeds sequences of frames (one per line; a line starting
@@ -65,10 +66,10 @@ func FuzzRewrite(f *testing.F) {
 			if path == nil {
 				t.Fatalf("changed a frame that is no session/update or permission request: %s", in)
 			}
-			if _, had := pipe.Lookup(in, path...); had {
+			if _, had := rawjson.Lookup(in, path...); had {
 				continue // merged into the vendor's object: no simple inverse
 			}
-			back, err := rewrite.Delete(v.Frame, path...)
+			back, err := rawjson.Delete(v.Frame, path...)
 			if err != nil {
 				t.Fatalf("deleting the added member: %v", err)
 			}
@@ -148,7 +149,7 @@ func checkLaunchUpdate(t *testing.T, o rewrite.Output) {
 	if len(u) != 3 || string(u["sessionUpdate"]) != `"tool_call_update"` || u["toolCallId"] == nil {
 		t.Fatalf("sent update is not toolCallId, sessionUpdate and _meta only: %s", o.Frame)
 	}
-	if _, ok := pipe.Lookup(u["_meta"], "acp-normalize", "subagent"); !ok {
+	if _, ok := rawjson.Lookup(u["_meta"], "acp-normalize", "subagent"); !ok {
 		t.Fatalf("sent update has no snapshot: %s", o.Frame)
 	}
 }

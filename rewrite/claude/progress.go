@@ -6,6 +6,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // childFrame applies L6 to a child frame (L4) of the launch call parent
@@ -13,25 +15,17 @@ import (
 // says pending, the call is running from now on, and the returned frame
 // (nil otherwise) says so to the client right after the child frame.
 func (r *rewriter) childFrame(rawSession, parent []byte) ([]byte, error) {
-	session, ok := decodeString(rawSession)
-	id, idOK := decodeString(parent)
+	session, ok := rawjson.DecodeString(rawSession)
+	id, idOK := rawjson.DecodeString(parent)
 	if !ok || !idOK {
 		return nil, nil
 	}
-	el := r.calls[callKey{session: session, toolCallID: id}]
-	if el == nil {
-		return nil, nil
-	}
-	c := el.Value.(*call)
-	if c.status() != "pending" {
+	c, found := r.calls.Get(callKey{session: session, toolCallID: id})
+	if !found || c.status() != "pending" {
 		return nil, nil
 	}
 	c.childSeen = true
-	frame, err := launchUpdate(rawSession, parent, c)
-	if err != nil {
-		return nil, rewrite.RuleErrorf("L6", "%w", err)
-	}
-	return frame, nil
+	return launchUpdate(rawSession, parent, c), nil
 }
 
 // handback applies L7 to a session/update that carries no claudeCode: a
@@ -43,46 +37,39 @@ func (r *rewriter) childFrame(rawSession, parent []byte) ([]byte, error) {
 // no launched call, changes nothing.
 func (r *rewriter) handback(f *rewrite.Frame, update []byte) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	origin, ok := pipe.Lookup(update, "_meta", "_claude/origin")
-	if !ok || pipe.FirstByte(origin) != '{' {
+	origin, ok := rawjson.Lookup(update, "_meta", "_claude/origin")
+	if !ok || rawjson.FirstByte(origin) != '{' {
 		return v, nil
 	}
-	if kind, _ := pipe.LookupString(origin, "kind"); kind != "peer" {
+	if kind, _ := rawjson.LookupString(origin, "kind"); kind != "peer" {
 		return v, nil
 	}
-	if hb, _ := pipe.Lookup(origin, "handback"); string(hb) != "true" {
+	if hb, _ := rawjson.Lookup(origin, "handback"); string(hb) != "true" {
 		return v, nil
 	}
-	from, ok := pipe.LookupString(origin, "from")
+	from, ok := rawjson.LookupString(origin, "from")
 	rawSession, sessionOK := f.Lookup("params", "sessionId")
-	session, decoded := decodeString(rawSession)
+	session, decoded := rawjson.DecodeString(rawSession)
 	if !ok || from == "" || !sessionOK || !decoded {
 		return v, nil
 	}
 	var c *call
-	for el := r.order.Back(); el != nil; el = el.Prev() {
-		cand := el.Value.(*call)
-		if cand.key.session == session && cand.agentID != nil && *cand.agentID == from && cand.status() == "launched" {
+	r.calls.Each(func(k callKey, cand *call) bool {
+		// The newest match wins: Each goes oldest first.
+		if k.session == session && cand.agentID != nil && *cand.agentID == from && cand.status() == "launched" {
 			c = cand
-			break
 		}
-	}
+		return true
+	})
 	if c == nil {
 		return v, nil
 	}
 	c.handedBack = true
-	if text, ok := pipe.LookupString(origin, "handbackReportText"); ok {
+	if text, ok := rawjson.LookupString(origin, "handbackReportText"); ok {
 		c.peerReport = &text
 	}
-	id, err := rewrite.Marshal(c.key.toolCallID)
-	if err != nil {
-		return v, rewrite.RuleErrorf("L7", "encoding the toolCallId: %w", err)
-	}
-	frame, err := launchUpdate(rawSession, id, c)
-	if err != nil {
-		return v, rewrite.RuleErrorf("L7", "%w", err)
-	}
-	v.Send(pipe.Client, frame)
+	r.calls.Resize(c.key) // the report counts against the byte cap (P6)
+	v.Send(pipe.Client, launchUpdate(rawSession, rawjson.Text(c.key.toolCallID), c))
 	return v, nil
 }
 
@@ -90,19 +77,15 @@ func (r *rewriter) handback(f *rewrite.Frame, update []byte) (rewrite.Verdict, e
 // (L6, L7): toolCallId, sessionUpdate and the snapshot, nothing the
 // vendor did not say (no ACP status, P4). rawSession and rawID are JSON
 // strings.
-func launchUpdate(rawSession, rawID []byte, c *call) ([]byte, error) {
-	snap, err := c.snapshot()
-	if err != nil {
-		return nil, err
-	}
+func launchUpdate(rawSession, rawID []byte, c *call) []byte {
 	var b []byte
 	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
 	b = append(b, rawSession...)
 	b = append(b, `,"update":{"toolCallId":`...)
 	b = append(b, rawID...)
-	b = append(b, `,"sessionUpdate":"tool_call_update","_meta":{"acp-normalize":{"subagent":`...)
-	b = append(b, snap...)
-	return append(b, "}}}}}"...), nil
+	b = append(b, `,"sessionUpdate":"tool_call_update","_meta":{"`+meta.Key+`":{"subagent":`...)
+	b = c.snapshot().AppendJSON(b)
+	return append(b, "}}}}}"...)
 }
 
 // bookkeeping matches what Claude Code adds to a subagent's result for the

@@ -1,14 +1,12 @@
 package cursor
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // mergeTodosByScan is the C8 merge as first written: for each changed item,
@@ -31,12 +29,12 @@ func mergeTodosByScan(list, changed [][]byte) [][]byte {
 			continue
 		}
 		merged := out[idx]
-		_ = pipe.Members(it, func(m pipe.Member) bool {
-			var key string
-			if json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &key) != nil {
+		_ = rawjson.Members(it, func(m rawjson.Member) bool {
+			key, ok := rawjson.UnescapeKey(m.Key)
+			if !ok {
 				return true
 			}
-			if b, err := rewrite.Set(merged, m.Value, key); err == nil {
+			if b, err := rawjson.Set(merged, m.Value, key); err == nil {
 				merged = b
 			}
 			return true
