@@ -60,6 +60,9 @@ type RouterConfig struct {
 	// Capture, when set, receives every input frame and every output that
 	// differs from plain forwarding (rule R1).
 	Capture *pipe.CaptureWriter
+	// MaxHeldBytes caps the bytes all modules together hold for the
+	// connection (P6); table.DefaultBytes (64 MiB) when zero.
+	MaxHeldBytes int64
 	// IDToken makes the ids of the proxy's own requests unique to this
 	// proxy: "acp-normalize:TOKEN:N" (rule C12). Run sets a random one when
 	// it is empty; empty gives "acp-normalize:N" (replay of a capture made
@@ -155,7 +158,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	names := make([]string, 0, len(cfg.Modules))
 	// One byte budget for the connection: every module's held state
 	// together stays under it (P6).
-	budget := table.NewBudget(0)
+	budget := table.NewBudget(cfg.MaxHeldBytes)
 	for _, m := range cfg.Modules {
 		lg := cfg.Logger.With("module", m.Name)
 		rw := m.New(rewrite.Env{Logger: lg, Budget: budget})
