@@ -44,12 +44,21 @@ func (o Option) EnvVar() string {
 // answering -32601 (rules C13, V7).
 const ForwardUnknownVendorMethods = "forward-unknown-vendor-methods"
 
+// VendorOption is the name of the shared option that names the agent's
+// vendor for the modules that identify their agent by the initialize
+// result (rule V1), for wrappers that hide the agent's name.
+const VendorOption = "vendor"
+
 // SharedOptions are the options every module may read, whatever modules
 // are listed. They come first on the command line and in a capture.
 func SharedOptions() []Option {
 	return []Option{{
 		Name:  ForwardUnknownVendorMethods,
-		Usage: "pass unknown vendor methods (cursor/*) to the client instead of answering them with -32601",
+		Usage: "pass vendor methods no client knows (cursor/*, craft/*, ...) to the client instead of answering them with -32601",
+	}, {
+		Name:  VendorOption,
+		Usage: "the agent's vendor module (qwen, opencode, ...) when the agent does not name itself in initialize",
+		Kind:  StringOption,
 	}}
 }
 

@@ -97,3 +97,37 @@ func containsTrigger(m Module, frame []byte) bool {
 	}
 	return false
 }
+
+// TestTriggerIndexUnknownMethods pins the trigger of
+// Module.UnknownMethods (rule V7): standard and '_' methods never trigger,
+// whatever else the frame holds.
+func TestTriggerIndexUnknownMethods(t *testing.T) {
+	mods := triggerModules([]string{`"tool_call"`}, nil)
+	mods[1].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	tests := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"session/update skips", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk"}}}`, 0},
+		{"tool call: only its module", `{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}`, 0b01},
+		{"vendor request", `{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`, 0b10},
+		{"vendor notification with spaces", `{"jsonrpc": "2.0", "method" : "qwen/notify/session/mode-update"}`, 0b10},
+		{"underscore method", `{"id":2,"method":"_qwencode/start_turn"}`, 0},
+		{"escaped method is the module's to decode", `{"method":"session\/update"}`, 0b10},
+		{"nested method key", `{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`, 0b10},
+		{"method as a value", `{"method":"session/update","params":{"name":"method"}}`, 0},
+		{"method in text", `{"method":"session/update","params":{"text":"\"method\":\"x\""}}`, 0},
+		{"method not a string", `{"method":7}`, 0},
+		{"unterminated", `{"method":"craft`, 0},
+		{"response", `{"id":1,"result":{}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %02b, want %02b", got, tt.want)
+			}
+		})
+	}
+}
