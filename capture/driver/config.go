@@ -38,6 +38,10 @@ type Config struct {
 	// (raw JSON) instead of -32601.
 	Answers map[string]json.RawMessage
 
+	// CancelAfter, when set, sends session/cancel if the prompt has not
+	// been answered by then (an agent whose turn hangs).
+	CancelAfter time.Duration
+
 	// Timeout bounds each of initialize, session/new, session/set_mode and
 	// session/prompt.
 	Timeout time.Duration

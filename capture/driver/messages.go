@@ -12,6 +12,16 @@ type request struct {
 	Params  any    `json:"params"`
 }
 
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+type cancelParams struct {
+	SessionID string `json:"sessionId"`
+}
+
 type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`

@@ -165,6 +165,17 @@ func (s *session) talk(ctx context.Context, res *Result, exited <-chan struct{})
 			return err
 		}
 	}
+	if s.cfg.CancelAfter > 0 {
+		// An editor's stop button: the prompt still has to be answered
+		// (with stopReason "cancelled").
+		cancel := time.AfterFunc(s.cfg.CancelAfter, func() {
+			s.cfg.Log.Warn("prompt not answered: cancelling", "after", s.cfg.CancelAfter)
+			if err := s.notify("session/cancel", cancelParams{SessionID: created.SessionID}); err != nil {
+				s.cfg.Log.Warn("session/cancel", "err", err)
+			}
+		})
+		defer cancel.Stop()
+	}
 	result, err = s.call(ctx, exited, "session/prompt", promptParams{
 		SessionID: created.SessionID,
 		Prompt:    []textBlock{{Type: "text", Text: s.cfg.Prompt}},
@@ -244,6 +255,15 @@ func (s *session) call(ctx context.Context, exited <-chan struct{}, method strin
 	case <-ctx.Done():
 		return nil, fmt.Errorf("driver: %s: %w", method, ctx.Err())
 	}
+}
+
+// notify sends a notification.
+func (s *session) notify(method string, params any) error {
+	frame, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		return fmt.Errorf("driver: %s: %w", method, err)
+	}
+	return s.send(frame)
 }
 
 // send records frame as from the client, then writes it to the agent.

@@ -20,7 +20,7 @@ func opencode(p Params) map[string]Scenario {
 		return args
 	}
 	read := call("read", map[string]any{"filePath": notes})
-	shell := call("bash", map[string]any{"command": "cp notes.txt notes-copy.txt", "description": "Copy the notes file"})
+	shell := call("bash", map[string]any{"command": "cp notes.txt notes-copy.txt"})
 	final := "First line of notes.txt: " + NotesFirstLine
 	mainFinal := "The subagent reports: " + NotesFirstLine
 	readPrompt := "Read the file notes.txt in the workspace and report its first line."

@@ -63,6 +63,7 @@ func newApp(stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "mode", Usage: "send session/set_mode with this `ID` after session/new"},
 			&cli.StringFlag{Name: "prompt", Usage: "prompt text (default: the script's)"},
 			&cli.StringSliceFlag{Name: "answer", Usage: "answer agent request `METHOD=JSON` with that result instead of -32601; repeatable"},
+			&cli.DurationFlag{Name: "cancel-after", Usage: "send session/cancel when the prompt is not answered within this time (0: never)"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound on each client request"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Second, Usage: "quiet time after the prompt response before the agent is ended"},
 			&cli.DurationFlag{Name: "linger-max", Value: 2 * time.Minute, Usage: "upper bound on lingering"},
@@ -145,7 +146,7 @@ func record(c *cli.Context) error {
 	res, runErr := driver.Run(ctx, driver.Config{
 		Argv: argv, Env: env, Workspace: workspace, Capture: out,
 		ClientSubagents: c.Bool("subagents"), ClientFS: c.Bool("fs"), Mode: c.String("mode"),
-		Prompt: prompt, Answers: answers,
+		Prompt: prompt, Answers: answers, CancelAfter: c.Duration("cancel-after"),
 		Timeout: c.Duration("timeout"), Linger: c.Duration("linger"), LingerMax: c.Duration("linger-max"),
 		KillGrace: c.Duration("kill-grace"), Scrub: scrub, Log: log,
 	})
