@@ -1,5 +1,7 @@
 package rewrite
 
+import "github.com/sourcegraph/jsonrpc2"
+
 // StandardMethods returns every method name of the ACP schema, version 1,
 // stable and unstable: the agent methods, the client methods and the
 // protocol method $/cancel_request (the method lists of meta.json and
@@ -62,3 +64,15 @@ func NewMethodFilter() MethodFilter { return MethodFilter{newMethodSet()} }
 // Unknown reports whether method is neither an ACP schema method nor
 // '_'-prefixed: a method that no client is expected to know.
 func (m MethodFilter) Unknown(method string) bool { return m.set.unknown([]byte(method)) }
+
+// RefuseMethod is the verdict of rules C13 and V7 for an agent's method
+// that no client knows: the frame never reaches the client, and a request
+// is answered by the proxy with -32601 under its own id.
+func RefuseMethod(f *Frame) Verdict {
+	var v Verdict
+	v.DropFrame()
+	if id := f.ID(); id != nil {
+		v.Send(f.From, ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "method not found: "+f.Method()))
+	}
+	return v
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
 // allModules is the one place that lists the vendor modules, in the order
@@ -18,6 +20,8 @@ func allModules() []rewrite.Module {
 	return []rewrite.Module{
 		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
+		qwen.Module(),
+		methods.Module(), // last: vendor modules claim their own methods first (V7)
 	}
 }
 
