@@ -11,6 +11,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
@@ -21,6 +22,7 @@ func allModules() []rewrite.Module {
 		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
 		qwen.Module(),
+		opencode.Module(),
 		methods.Module(), // last: vendor modules claim their own methods first (V7)
 	}
 }

@@ -104,9 +104,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			r.children.Put(key, parent)
 		}
 		if c := r.launchCall(key, update, tag == "tool_call"); c != nil {
-			if err := absorb(&c.Snap, update); err != nil {
-				return v, err
-			}
+			absorb(&c.Snap, update)
 			r.calls.Changed(key)
 			if out, err = c.Annotate(out, "params", "update"); err != nil {
 				return v, rewrite.RuleErrorf("V2", "%w", err)
@@ -166,9 +164,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 	out := f.Raw
 	var err error
 	if c := r.launchCall(key, tc, false); c != nil {
-		if err := absorb(&c.Snap, tc); err != nil {
-			return v, err
-		}
+		absorb(&c.Snap, tc)
 		r.calls.Changed(key)
 		if out, err = c.Annotate(out, "params", "toolCall"); err != nil {
 			return v, rewrite.RuleErrorf("V2", "%w", err)
