@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -152,7 +153,8 @@ func Parents(t testing.TB, outs []Output) map[string]string {
 }
 
 // RunGolden runs each testdata/golden/*.txtar case through a Router with
-// the modules mods returns (fresh for each case). A case has:
+// the modules mods returns for the case's name (fresh for each case). A
+// case has:
 //
 //   - input.jsonl: {"from":"client"|"agent","frame":...} lines;
 //   - output.jsonl: what each side receives (Format), compared byte for
@@ -164,7 +166,7 @@ func Parents(t testing.TB, outs []Output) map[string]string {
 //
 // Every frame a module changed or added toward the client is checked
 // against the ACP schema (rule P3). Case names cite the rule they pin.
-func RunGolden(t *testing.T, mods func() []rewrite.Module) {
+func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 	schema := rewritetest.LoadSchema(t)
 	rewritetest.RunGolden(t, filepath.Join("testdata", "golden", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
 		in, ok := c.File("input.jsonl")
@@ -172,7 +174,7 @@ func RunGolden(t *testing.T, mods func() []rewrite.Module) {
 			t.Fatal("no input.jsonl section")
 		}
 		logs := rewritetest.NewLogRecorder()
-		outs := Route(t, ReadRecords(t, in), logs.Logger(), mods()...)
+		outs := Route(t, ReadRecords(t, in), logs.Logger(), mods(filepath.Base(c.Path))...)
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
@@ -205,4 +207,10 @@ func RunGolden(t *testing.T, mods func() []rewrite.Module) {
 		}
 		c.Check(t, "output.jsonl", Format(outs))
 	})
+}
+
+// HasSuffix reports whether a case file's name, without ".txtar", ends
+// in suffix: cases that need settings say so in their names.
+func HasSuffix(name, suffix string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, ".txtar"), suffix)
 }
