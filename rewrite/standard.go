@@ -67,12 +67,13 @@ func (m MethodFilter) Unknown(method string) bool { return m.set.unknown([]byte(
 
 // RefuseMethod is the verdict of rules C13 and V7 for an agent's method
 // that no client knows: the frame never reaches the client, and a request
-// is answered by the proxy with -32601 under its own id.
-func RefuseMethod(f *Frame) Verdict {
+// is answered by the proxy with -32601 under its own id. method is the
+// frame's method, decoded.
+func RefuseMethod(f *Frame, method string) Verdict {
 	var v Verdict
 	v.DropFrame()
 	if id := f.ID(); id != nil {
-		v.Send(f.From, ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "method not found: "+f.Method()))
+		v.Send(f.From, ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "method not found: "+method))
 	}
 	return v
 }

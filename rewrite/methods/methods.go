@@ -62,7 +62,7 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		r.log.Warn("agent method no client knows answered by the proxy (--forward-unknown-vendor-methods passes it on)",
 			"rule", "V7", "method", m, "request", f.ID() != nil)
 	}
-	return rewrite.RefuseMethod(f), nil
+	return rewrite.RefuseMethod(f, m), nil
 }
 
 // method returns the frame's method decoded (the envelope keeps escapes).
