@@ -37,7 +37,7 @@ func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWan
 	}
 	recs := ReadRecords(t, data)
 	outs := Route(t, recs, nil, mod)
-	plain := Route(t, recs, nil, inert(mod.Name))
+	plain := Route(t, recs, nil, Inert(mod.Name))
 	var kept []Output
 	emits := 0
 	for _, o := range outs {
@@ -131,9 +131,9 @@ func undo(t *testing.T, frame, plain []byte) []byte {
 	return out
 }
 
-// inert is a module named name that never acts, so that a run with it
+// Inert is a module named name that never acts, so that a run with it
 // advertises the same module list as a run with the real one.
-func inert(name string) rewrite.Module {
+func Inert(name string) rewrite.Module {
 	return rewrite.Module{Name: name, Doc: "inert", Triggers: []string{"\x00"},
 		New: func(rewrite.Env) rewrite.Rewriter { return inertRewriter{} }}
 }
