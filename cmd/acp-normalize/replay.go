@@ -70,7 +70,7 @@ func replayAction(c *cli.Context, st streams) error {
 		return usageError("%v", err)
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color})
+	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -203,7 +203,7 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 // replayLogger logs module messages without timestamps: the time of a
 // replay says nothing about the session.
 func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
-	return slog.New(tint.NewHandler(stderr, &tint.Options{
+	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
 		NoColor: !useColor(stderr, getenv),
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // capturesDir holds the whole-session Claude captures (the Claude section
@@ -146,7 +147,7 @@ func TestCaptures(t *testing.T) {
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			writeOrCompare(t, golden, formatOutputs(outs))
+			rewritetest.CheckFile(t, golden, formatOutputs(outs))
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -14,7 +13,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
-	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // testVersion is the version the test routers advertise (rule M).
@@ -98,54 +96,6 @@ func formatOutputs(outs []output) []byte {
 
 // claudeModule is the module under test with the default configuration.
 func claudeModule() rewrite.Module { return claude.Module(claude.Config{}) }
-
-// writeOrCompare writes got to path under -update, else compares it byte
-// for byte with the file.
-func writeOrCompare(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if rewritetest.Updating() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it after review):\n%s", path, lineDiff(want, got))
-	}
-}
-
-// lineDiff shows the first lines that differ.
-func lineDiff(want, got []byte) string {
-	w := bytes.Split(want, []byte("\n"))
-	g := bytes.Split(got, []byte("\n"))
-	var b bytes.Buffer
-	n := max(len(w), len(g))
-	shown := 0
-	for i := 0; i < n && shown < 3; i++ {
-		var wl, gl []byte
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if !bytes.Equal(wl, gl) {
-			shown++
-			b.WriteString("line ")
-			b.WriteString(itoa(i + 1))
-			b.WriteString(":\n- want: ")
-			b.Write(wl)
-			b.WriteString("\n+ got:  ")
-			b.Write(gl)
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
 
 func itoa(i int) string {
 	b, _ := json.Marshal(i)

@@ -2,10 +2,8 @@ package cursor_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -69,27 +67,11 @@ func TestTriggers(t *testing.T) {
 	}
 }
 
-// recorder is a slog handler keeping records.
-type recorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (h *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, r)
-	return nil
-}
-func (h *recorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recorder) WithGroup(string) slog.Handler      { return h }
-
 // TestUnknownMethodWarnsOnce pins C13's logging: the first request or
 // notification of each unknown method is logged at warn, later ones not.
 func TestUnknownMethodWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +85,7 @@ func TestUnknownMethodWarnsOnce(t *testing.T) {
 		r.Handle(pipe.Agent, []byte(f), nil)
 	}
 	var warned []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "method" {
@@ -160,8 +142,8 @@ func BenchmarkTaskCall(b *testing.B) {
 // although the frame is still answered by the proxy (C1, C8: it must never
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +160,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 		}
 	}
 	var rules []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "rule" {

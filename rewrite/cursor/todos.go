@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
@@ -49,8 +50,8 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 		}
 		merged := out[idx]
 		_ = rawjson.Members(it, func(m rawjson.Member) bool {
-			var key string
-			if json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &key) != nil {
+			key, ok := rawjson.UnescapeKey(m.Key)
+			if !ok {
 				return true
 			}
 			if b, err := rawjson.Set(merged, m.Value, key); err == nil {
@@ -110,7 +111,7 @@ func planUpdate(sid string, list [][]byte) ([]byte, error) {
 		SessionUpdate string          `json:"sessionUpdate"`
 		Entries       []planEntry     `json:"entries"`
 		Meta          json.RawMessage `json:"_meta"`
-	}{"plan", entries, json.RawMessage(`{"acp-normalize":{"todos":` + string(rawArray(list)) + `}}`)})
+	}{"plan", entries, meta.Object("todos", rawArray(list))})
 }
 
 // updateTodos handles cursor/update_todos (C8).
@@ -125,7 +126,7 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, sendReply(&v, "C8", f.ID(), outcome{Outcome: "rejected", Reason: "todos must be an array"})
 	}
 	sid := r.attribute(params, strAt(params, "toolCallId"))
-	list, _ := r.todos.get(sid)
+	list, _ := r.todos.Get(sid)
 	switch m, _ := rawjson.Lookup(params, "merge"); {
 	case raw == nil || string(raw) == "null":
 		// Nothing to change: the reply and the plan show the list held.
@@ -151,9 +152,7 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 }
 
 func (r *rewriter) putTodos(sid string, list [][]byte) {
-	if k, _, ev := r.todos.put(sid, list); ev {
-		r.log.Debug("todo table full; oldest session's list dropped", "rule", "P6", "session", k)
-	}
+	r.todos.Put(sid, list)
 }
 
 // permissionOption is a standard permission option.

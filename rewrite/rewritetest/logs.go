@@ -20,7 +20,8 @@ type LogRecorder struct {
 	attrs []slog.Attr
 }
 
-// NewLogRecorder returns an empty recorder.
+// NewLogRecorder returns an empty recorder (the zero LogRecorder is not
+// usable).
 func NewLogRecorder() *LogRecorder {
 	return &LogRecorder{mu: &sync.Mutex{}, recs: &[]slog.Record{}}
 }
@@ -88,4 +89,16 @@ func Attr(rec slog.Record, key string) string {
 		return true
 	})
 	return v
+}
+
+// Count returns how many records at level whose message contains msg
+// have attribute key with value.
+func (r *LogRecorder) Count(level slog.Level, msg, key, value string) int {
+	n := 0
+	for _, rec := range r.Find(level, msg) {
+		if Attr(rec, key) == value {
+			n++
+		}
+	}
+	return n
 }
