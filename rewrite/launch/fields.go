@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
@@ -33,7 +34,7 @@ func SetBool(dst **bool, obj []byte, path ...string) {
 func SetNumber(dst *json.RawMessage, obj []byte, path ...string) {
 	n, _ := rawjson.Lookup(obj, path...)
 	if c := rawjson.FirstByte(n); c == '-' || (c >= '0' && c <= '9') {
-		*dst = json.RawMessage(n)
+		*dst = bytes.Clone(n) // the frame's bytes are reused after the call
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -15,7 +16,9 @@ import (
 // CaptureWant is what a vendor module must make of one real capture.
 type CaptureWant struct {
 	// Snapshots is the last snapshot of each launch call, by
-	// "sessionId/toolCallId" (rules M, V2).
+	// "sessionId/toolCallId" (rules M, V2). Re-recording changes session
+	// ids, timings and child ids: a key "*/toolCallId" matches any
+	// session, and a value Any any value of a field that is present.
 	Snapshots map[string]map[string]any
 	// Parents counts the frames that carry each parentToolCallId (V4).
 	Parents map[string]int
@@ -87,7 +90,7 @@ func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWan
 	if want.Snapshots == nil {
 		want.Snapshots = map[string]map[string]any{}
 	}
-	if got := Snapshots(t, outs); !reflect.DeepEqual(got, want.Snapshots) {
+	if got := wildcards(Snapshots(t, outs), want.Snapshots); !reflect.DeepEqual(got, want.Snapshots) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		w, _ := json.MarshalIndent(want.Snapshots, "", "  ")
 		t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
@@ -141,3 +144,28 @@ func Inert(name string) rewrite.Module {
 type inertRewriter struct{}
 
 func (inertRewriter) Rewrite(*rewrite.Frame) (rewrite.Verdict, error) { return rewrite.Verdict{}, nil }
+
+// Any, as a value in CaptureWant.Snapshots, matches any value of a field
+// that is present.
+const Any = "<any>"
+
+// wildcards rewrites got for the wildcards of want: a session of a
+// "*/toolCallId" key becomes "*", and a field that want says is Any gets
+// the value Any.
+func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for key, snap := range got {
+		if _, id, ok := strings.Cut(key, "/"); ok {
+			if _, wild := want["*/"+id]; wild {
+				key = "*/" + id
+			}
+		}
+		for field := range snap {
+			if want[key][field] == Any {
+				snap[field] = Any
+			}
+		}
+		out[key] = snap
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"bytes"
 	"log/slog"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -101,7 +102,8 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 		id, _ := rawjson.LookupString(update, "toolCallId")
 		key := launch.Key{Session: sid, ToolCallID: id}
 		if parent != nil && id != "" {
-			r.children.Put(key, parent)
+			// A copy: the frame's bytes are reused after the call.
+			r.children.Put(key, bytes.Clone(parent))
 		}
 		if c := r.launchCall(key, update, tag == "tool_call"); c != nil {
 			absorb(&c.Snap, update)
