@@ -329,4 +329,3 @@ func docTable(t *testing.T, doc []byte, marker string) map[string]map[string]str
 	}
 	return out
 }
-
