@@ -8,7 +8,10 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 
 DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 
-.PHONY: build install demo test lint cross fuzz bench clean interop-deps
+# Agents the capture rig can record: one capture/agents/<vendor>.sh each.
+CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
+
+.PHONY: build install demo test lint cross fuzz bench clean interop-deps captures
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -69,6 +72,18 @@ fuzz:
 ## that runs `cat` and `acp-normalize -- cat` in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./cmd/acp-normalize
+
+## captures: record real agents against the scripted fake model into
+## testdata/captures/<vendor>/ (capture/README.md). Needs node and npm
+## access; not part of `make test`. `make captures VENDOR=qwen` records one
+## agent, `SCENARIOS="foreground permission"` only those scenarios.
+captures:
+	$(GO) build -o bin/acp-capture ./cmd/acp-capture
+	@for v in $(if $(VENDOR),$(VENDOR),$(CAPTURE_VENDORS)); do \
+		[ -f capture/agents/$$v.sh ] || { echo "no capture/agents/$$v.sh (have: $(CAPTURE_VENDORS))"; exit 2; }; \
+		echo "captures: $$v"; \
+		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
+	done
 
 clean:
 	rm -rf bin interop/ts/node_modules
