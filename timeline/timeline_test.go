@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // renderers are the outputs pinned by golden files, by file suffix.
 var renderers = []struct {
@@ -68,7 +65,7 @@ func TestGolden(t *testing.T) {
 				var buf bytes.Buffer
 				render(t, rd.new(&buf), []rewrite.Module{rewritetest.Module()}, capture)
 				golden := filepath.Join("testdata", "golden", base+"."+rd.suffix)
-				if *update {
+				if rewritetest.Updating() {
 					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 						t.Fatal(err)
 					}

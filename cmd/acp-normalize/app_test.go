@@ -72,7 +72,7 @@ func TestSelectModules(t *testing.T) {
 }
 
 func TestModuleListIsValid(t *testing.T) {
-	if err := rewrite.Validate(allModules(moduleOptions{})); err != nil {
+	if err := rewrite.Validate(allModules()); err != nil {
 		t.Fatal(err)
 	}
 }

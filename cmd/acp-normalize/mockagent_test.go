@@ -19,6 +19,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -187,7 +188,7 @@ func framesByKind(t *testing.T, wire []byte) map[string][][]byte {
 		env := pipe.Peek(f)
 		key := string(env.Method)
 		if key == "session/update" {
-			tag, _ := pipe.LookupString(f, "params", "update", "sessionUpdate")
+			tag, _ := rawjson.LookupString(f, "params", "update", "sessionUpdate")
 			key += " " + tag
 		}
 		if env.Kind == pipe.Response {
@@ -270,12 +271,12 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 		}
 	}
 	if tc := byKind["session/update tool_call"]; len(tc) == 1 {
-		if name, _ := pipe.LookupString(tc[0], "params", "update", "name"); name != "task" {
+		if name, _ := rawjson.LookupString(tc[0], "params", "update", "name"); name != "task" {
 			t.Errorf("tool_call not replaced (name %q): %s", name, tc[0])
 		}
 	}
 	if tcu := byKind["session/update tool_call_update"]; len(tcu) == 3 {
-		if title, _ := pipe.LookupString(tcu[2], "params", "update", "title"); title != "Task: count files" {
+		if title, _ := rawjson.LookupString(tcu[2], "params", "update", "title"); title != "Task: count files" {
 			t.Errorf("emitted update has title %q: %s", title, tcu[2])
 		}
 	}

@@ -207,7 +207,7 @@ func sameOps(t *testing.T, recording string) {
 	}
 	var replayed []string
 	err = proxy.ReplayWith(f, func(*proxy.Step) (proxy.RouterConfig, error) {
-		return proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version}, nil
+		return proxy.RouterConfig{Modules: allModules(), Version: version}, nil
 	}, func(s *proxy.Step) error {
 		for _, o := range s.Outs {
 			if o.Op != "" {

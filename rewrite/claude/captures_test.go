@@ -11,6 +11,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // capturesDir holds the whole-session Claude captures (the Claude section
@@ -145,7 +147,7 @@ func TestCaptures(t *testing.T) {
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			writeOrCompare(t, golden, formatOutputs(outs))
+			rewritetest.CheckFile(t, golden, formatOutputs(outs))
 		})
 	}
 }
@@ -172,7 +174,7 @@ func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string
 		if path == nil {
 			t.Fatalf("output %d changed, but it is no session/update or permission request: %s", n, o.Frame)
 		}
-		back, err := rewrite.Delete(o.Frame, path...)
+		back, err := rawjson.Delete(o.Frame, path...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,14 +185,14 @@ func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string
 	if obj == nil || o.To != pipe.Client {
 		return
 	}
-	tag, _ := pipe.LookupString(obj, "sessionUpdate")
+	tag, _ := rawjson.LookupString(obj, "sessionUpdate")
 	native := tag == "subagent_update" || tag == "session_message"
-	toolName, _ := pipe.LookupString(obj, "_meta", "claudeCode", "toolName")
+	toolName, _ := rawjson.LookupString(obj, "_meta", "claudeCode", "toolName")
 	_, hasSnap := metaValue(obj, "subagent")
 	if launch := toolName == "Agent" || toolName == "Task"; launch != hasSnap {
 		t.Errorf("output %d: launch call %v, snapshot %v (L3): %s", n, launch, hasSnap, o.Frame)
 	}
-	want, wantOK := pipe.Lookup(obj, "_meta", "claudeCode", "parentToolUseId")
+	want, wantOK := rawjson.Lookup(obj, "_meta", "claudeCode", "parentToolUseId")
 	got, gotOK := metaValue(obj, "parentToolCallId")
 	if native {
 		wantOK = false

@@ -2,16 +2,15 @@ package cursor_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // TestTriggers pins the hot-path promise: message chunks and other
@@ -38,7 +37,7 @@ func TestTriggers(t *testing.T) {
 		if !json.Valid([]byte(frame)) {
 			t.Errorf("%s: test frame is not JSON: %s", name, frame)
 		}
-		if m.Matches([]byte(frame)) {
+		if rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s reaches the module: %s", name, frame)
 		}
 	}
@@ -62,33 +61,17 @@ func TestTriggers(t *testing.T) {
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}
 	for name, frame := range claimed {
-		if !m.Matches([]byte(frame)) {
+		if !rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s does not reach the module: %s", name, frame)
 		}
 	}
 }
 
-// recorder is a slog handler keeping records.
-type recorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (h *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, r)
-	return nil
-}
-func (h *recorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recorder) WithGroup(string) slog.Handler      { return h }
-
 // TestUnknownMethodWarnsOnce pins C13's logging: the first request or
 // notification of each unknown method is logged at warn, later ones not.
 func TestUnknownMethodWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +85,7 @@ func TestUnknownMethodWarnsOnce(t *testing.T) {
 		r.Handle(pipe.Agent, []byte(f), nil)
 	}
 	var warned []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "method" {
@@ -159,8 +142,8 @@ func BenchmarkTaskCall(b *testing.B) {
 // although the frame is still answered by the proxy (C1, C8: it must never
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +160,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 		}
 	}
 	var rules []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "rule" {
