@@ -226,7 +226,7 @@ func cursorRunE2E(t *testing.T, env []string, forward bool) {
 	}()
 
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
-	c.until(`"id":0`, `"acp-normalize":{"modules":["cursor","claude"]`)
+	c.until(`"id":0`, `"acp-normalize":{"modules":["cursor","claude",`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
 	c.until(`"id":1`, cursorSession)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + cursorSession + `","prompt":[{"type":"text","text":"count the go files"}]}}`)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 )
 
@@ -18,6 +19,7 @@ func allModules() []rewrite.Module {
 	return []rewrite.Module{
 		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
+		codex.Module(),
 	}
 }
 
