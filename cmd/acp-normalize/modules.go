@@ -11,6 +11,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 )
 
 // allModules is the one place that lists the vendor modules, in the order
@@ -20,6 +21,7 @@ func allModules() []rewrite.Module {
 		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
 		codex.Module(),
+		gemini.Module(),
 	}
 }
 
