@@ -12,6 +12,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ROOT=/tmp/acp-capture/$VENDOR
 PKG=$ROOT/pkg
 HOME_DIR=$ROOT/home
+TMP_DIR=$ROOT/tmp
 WS=$ROOT/ws
 OUT_DIR=$REPO/testdata/captures/$VENDOR
 LOG_DIR=$ROOT/logs
@@ -33,10 +34,10 @@ install_pkg() {
 	fi
 }
 
-# fresh_run: an empty home and a workspace holding notes.txt.
+# fresh_run: an empty home, temp folder, and a workspace holding notes.txt.
 fresh_run() {
-	rm -rf "$HOME_DIR" "$WS"
-	mkdir -p "$HOME_DIR" "$WS"
+	rm -rf "$HOME_DIR" "$TMP_DIR" "$WS"
+	mkdir -p "$HOME_DIR" "$TMP_DIR" "$WS"
 	printf 'alpha: the first line of the notes file\nbeta: the second line\ngamma: the last line\n' >"$WS/notes.txt"
 }
 
@@ -54,8 +55,8 @@ record() {
 	shift 2
 	echo "recording $VENDOR/$name" >&2
 	"$ACP_CAPTURE" --script "$script" --out "$OUT_DIR/$name.jsonl" \
-		--workspace "$WS" --model-log "$LOG_DIR/$name.model.jsonl" \
-		--env "HOME=$HOME_DIR" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
+		--workspace "$WS" --model-log "$LOG_DIR/$name.model.jsonl" --kill-grace 10s \
+		--env "HOME=$HOME_DIR" --env "TMPDIR=$TMP_DIR" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
 		"$@"
 	echo "wrote $OUT_DIR/$name.jsonl ($(wc -c <"$OUT_DIR/$name.jsonl") bytes)" >&2
 }

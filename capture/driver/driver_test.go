@@ -58,7 +58,14 @@ func fakeAgent(mode string) int {
 		}
 		return m
 	}
+	if mode == "long-stderr" {
+		// One stderr line longer than any fixed line buffer.
+		os.Stderr.WriteString(strings.Repeat("x", longStderrLine) + "\n")
+	}
 	fmt.Fprintln(os.Stderr, "fake agent: starting")
+	if mode == "hang" {
+		return hangingAgent(next, send)
+	}
 	ws := os.Getenv("FAKE_WS")
 	for {
 		req := next()
@@ -86,6 +93,9 @@ func fakeAgent(mode string) int {
 			next()
 			send(`not json at all`)
 			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}`)
+			if mode != "normal" && mode != "stubborn" {
+				return 0
+			}
 			if mode == "stubborn" {
 				for in.Scan() {
 				}
@@ -93,6 +103,29 @@ func fakeAgent(mode string) int {
 			}
 			send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}}}}`)
 			return 3
+		}
+	}
+}
+
+// hangingAgent never answers the prompt until the client sends
+// session/cancel, then answers it "cancelled" and exits 0.
+func hangingAgent(next func() map[string]json.RawMessage, send func(string)) int {
+	var promptID string
+	for {
+		req := next()
+		id := string(req["id"])
+		switch string(req["method"]) {
+		case `"initialize"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":1}}`)
+		case `"session/new"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"sessionId":"S1"}}`)
+		case `"session/set_mode"`:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`)
+		case `"session/prompt"`:
+			promptID = id
+		case `"session/cancel"`:
+			send(`{"jsonrpc":"2.0","id":` + promptID + `,"result":{"stopReason":"cancelled"}}`)
+			return 0
 		}
 	}
 }
@@ -207,6 +240,47 @@ func TestRunKillsStubbornAgent(t *testing.T) {
 	}
 }
 
+// TestRunCancelsHangingPrompt: with CancelAfter, a prompt the agent never
+// answers gets session/cancel, and the session ends normally with the
+// agent's "cancelled". Without it the same agent would hang the run until
+// Timeout.
+func TestRunCancelsHangingPrompt(t *testing.T) {
+	cfg, capture, _ := newConfig(t, "hang")
+	cfg.CancelAfter = time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "cancelled" || res.ExitCode != 0 {
+		t.Errorf("stopReason %q exit %d, want cancelled and 0", res.StopReason, res.ExitCode)
+	}
+	want := `"from":"client","frame":{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"S1"}}}`
+	if !strings.Contains(capture.String(), want) {
+		t.Errorf("no session/cancel recorded:\n%s", capture.String())
+	}
+}
+
+// longStderrLine is longer than the 16 MiB line limit the stderr reader
+// once had: past it, it stopped reading and the agent blocked on stderr.
+const longStderrLine = 17 << 20
+
+// TestRunLongStderrLine: an agent that writes a 17 MiB stderr line still
+// gets its session, and the line is recorded whole.
+func TestRunLongStderrLine(t *testing.T) {
+	cfg, capture, _ := newConfig(t, "long-stderr")
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "end_turn" {
+		t.Errorf("stopReason %q", res.StopReason)
+	}
+	_, stderr := splitStderr(t, capture.Bytes())
+	if len(stderr) != 2 || len(stderr[0]) != longStderrLine {
+		t.Errorf("%d stderr records, want the long line whole and one more", len(stderr))
+	}
+}
+
 func TestRunRejectsBadConfig(t *testing.T) {
 	tests := []struct {
 		name string
@@ -247,6 +321,29 @@ func TestPermissionAnswer(t *testing.T) {
 	}
 	if _, rerr := permissionAnswer(json.RawMessage(`{"options":[]}`)); rerr == nil {
 		t.Error("no options: want an error")
+	}
+}
+
+func TestFindForeignPaths(t *testing.T) {
+	const scratch = "/tmp/acp-capture/claude"
+	tests := []struct {
+		name, capture string
+		want          []string
+	}{
+		{"scratch paths only", `{"cwd":"/tmp/acp-capture/claude/ws","f":"/tmp/acp-capture/claude/home/.x"}`, nil},
+		{"the scratch folder itself", `{"d":"/tmp/acp-capture/claude"}`, nil},
+		{"a sibling of the scratch folder", `{"d":"/tmp/acp-capture/claude2/x"}`, []string{"/tmp/acp-capture/claude2/x"}},
+		{"the system temp dir", `{"outputFile":"/tmp/claude-0/-tmp-ws/a.output"}`, []string{"/tmp/claude-0/-tmp-ws/a.output"}},
+		{"home and root, each once", `"/home/alice/x" "/root/.npm/y" "/home/alice/x"`, []string{"/home/alice/x", "/root/.npm/y"}},
+		{"a tmp folder inside another path", `"see .qwen/tmp/review.json and ~/x/tmp/y"`, nil},
+		{"after a backtick in markdown", "run `/work/repo/x` now", []string{"/work/repo/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FindForeignPaths([]byte(tt.capture), scratch); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -309,12 +309,19 @@ func (s *session) readStdout(r io.Reader) {
 	}
 }
 
+// readStderr records the agent's stderr line by line, lines of any
+// length: it never stops reading, so the agent never blocks on stderr.
 func (s *session) readStderr(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		line := s.scrub(strings.TrimSuffix(sc.Text(), "\r"))
-		s.rec.Write(pipe.Record{From: pipe.Agent, Stderr: &line})
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			line = s.scrub(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"))
+			s.rec.Write(pipe.Record{From: pipe.Agent, Stderr: &line})
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

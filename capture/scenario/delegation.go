@@ -42,6 +42,10 @@ type Delegation struct {
 	ChildSteps []fakemodel.Turn
 	// ChildFinal and MainFinal are the closing texts.
 	ChildFinal, MainFinal string
+	// HandbackTool, when the subagent's request offers it, delivers
+	// ChildFinal as the tool argument HandbackArg instead of as text
+	// (Claude Code's SubagentHandback: plain final text is not delivered).
+	HandbackTool, HandbackArg string
 }
 
 // IsSubagent reports whether a request comes from a scripted subagent.
@@ -59,6 +63,16 @@ func (d Delegation) Script() *fakemodel.Script {
 			When: func(r *fakemodel.Request) bool { return IsSubagent(r) && r.ToolTurns() < len(d.ChildSteps) },
 			Reply: func(r *fakemodel.Request) fakemodel.Turn {
 				return cloneTurn(d.ChildSteps[r.ToolTurns()])
+			},
+		},
+		fakemodel.Rule{
+			Name: "sub:handback",
+			When: func(r *fakemodel.Request) bool {
+				return d.HandbackTool != "" && IsSubagent(r) && r.HasTool(d.HandbackTool) &&
+					!slices.Contains(r.CalledTools(), d.HandbackTool)
+			},
+			Reply: func(*fakemodel.Request) fakemodel.Turn {
+				return call(d.HandbackTool, map[string]any{d.HandbackArg: d.ChildFinal})
 			},
 		},
 		fakemodel.Rule{

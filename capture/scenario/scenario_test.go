@@ -40,10 +40,20 @@ func TestDelegationFlow(t *testing.T) {
 				if err := json.Unmarshal(turn.ToolCalls[0].Args, &args); err != nil || !strings.HasPrefix(args.Prompt, Marker) {
 					t.Fatalf("launch args %s: want a prompt starting with the marker", turn.ToolCalls[0].Args)
 				}
-				sub := &fakemodel.Request{Messages: []fakemodel.Message{{Role: "user", Text: args.Prompt}}}
+				sub := &fakemodel.Request{Tools: []string{"SubagentHandback"}, Messages: []fakemodel.Message{{Role: "user", Text: args.Prompt}}}
 				for step := 0; ; step++ {
 					turn, rule = sc.Script.Next(sub)
 					if rule == "sub:final" {
+						break
+					}
+					if rule == "sub:handback" {
+						// Claude: the report goes as a tool call; after it the
+						// subagent is not asked again, so close here.
+						var args map[string]string
+						if err := json.Unmarshal(turn.ToolCalls[0].Args, &args); err != nil {
+							t.Fatal(err)
+						}
+						turn = fakemodel.Turn{Text: args["message"]}
 						break
 					}
 					if rule != "sub:step" || len(turn.ToolCalls) != 1 || step > 3 {
@@ -54,6 +64,9 @@ func TestDelegationFlow(t *testing.T) {
 					sub.Messages = append(sub.Messages,
 						fakemodel.Message{Role: "assistant", ToolCalls: []fakemodel.ToolCall{call}},
 						fakemodel.Message{Role: "tool", ToolResults: []fakemodel.ToolResult{{ID: call.ID, Text: "ok"}}})
+				}
+				if handback := vendor == "claude"; handback != (rule == "sub:handback") {
+					t.Errorf("subagent closed by %s", rule)
 				}
 				if !strings.Contains(turn.Text, NotesFirstLine) {
 					t.Errorf("subagent report %q lacks the first line", turn.Text)

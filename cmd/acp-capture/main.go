@@ -70,6 +70,7 @@ func newApp(stderr io.Writer) *cli.App {
 			&cli.DurationFlag{Name: "kill-grace", Value: 3 * time.Second, Usage: "time to exit after stdin closes, and after SIGTERM"},
 			&cli.StringSliceFlag{Name: "scrub", Usage: "replace `OLD=NEW` in everything recorded; repeatable"},
 			&cli.StringSliceFlag{Name: "forbid", Usage: "fail if the capture contains `STRING` (added to the host name, $HOME, $USER and the current directory); repeatable"},
+			&cli.StringFlag{Name: "scratch", Usage: "the run's own `DIR`: absolute paths under /tmp, /home, /root, ... elsewhere fail the capture (default: the workspace's parent)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 		},
 		Action: record,
@@ -165,6 +166,13 @@ func record(c *cli.Context) error {
 	}
 	if leaks := driver.FindLeaks(data, forbidden(c.StringSlice("forbid"), workspace)); len(leaks) > 0 {
 		return fmt.Errorf("the capture contains machine-specific strings %q: scrub them (--scrub) or change the setup", leaks)
+	}
+	scratch := c.String("scratch")
+	if scratch == "" {
+		scratch = filepath.Dir(workspace)
+	}
+	if paths := driver.FindForeignPaths(data, scratch); len(paths) > 0 {
+		return fmt.Errorf("the capture names paths outside %s: %q: point the agent's directories (HOME, TMPDIR, ...) into it, or --scrub", scratch, paths)
 	}
 	return nil
 }

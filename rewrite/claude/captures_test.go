@@ -67,6 +67,53 @@ var captureCases = []captureCase{
 		parents:   map[string]int{"toolu_01Fake000004": 5}, // child config update, chunk, Read x3
 	},
 	{
+		file: "rig-foreground.jsonl", // real, recorded with the capture rig (make captures VENDOR=claude)
+		snapshots: map[string]map[string]any{
+			"c3d0594d-225b-4240-bc04-1b2119c4d22f/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
+				"subagentType": "general-purpose", "agentId": "a59ae5bb2a7b050f0", "background": false,
+				"status": "completed", "durationMs": 838.0,
+				"resultText":  "First line of notes.txt: alpha: the first line of the notes file",
+				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 6}, // Read x3, SubagentHandback x3
+	},
+	{
+		file: "rig-background.jsonl", // real, rig: no run_in_background, an async launch
+		snapshots: map[string]map[string]any{
+			"4acf40ce-c996-446e-b3a2-1961d423b047/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
+				"subagentType": "general-purpose", "agentId": "a16360194e7375609", "background": true,
+				"status": "launched", "resolvedModel": "claude-opus-5-5",
+				"outputFile": "/tmp/acp-capture/claude/tmp/claude-0/-tmp-acp-capture-claude-ws/4acf40ce-c996-446e-b3a2-1961d423b047/tasks/a16360194e7375609.output",
+				"raw":        map[string]any{"toolResponseStatus": "async_launched"},
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 6}, // Read x3, SubagentHandback x3, after the launch completed
+	},
+	{
+		file: "rig-permission.jsonl", // real, rig: mode default, the subagent's Bash asks
+		snapshots: map[string]map[string]any{
+			"b6d728b5-5e50-4e44-b6aa-2ed6641f9e64/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line.",
+				"subagentType": "general-purpose", "agentId": "afd9b95f1c7356375", "background": false,
+				"status": "completed", "durationMs": 1471.0,
+				"resultText":  "<tools-used-before-summary>Bash, Read</tools-used-before-summary>\nFirst line of notes.txt: alpha: the first line of the notes file",
+				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 7}, // Bash x3, the permission request, Read x3
+	},
+	{
+		file:      "rig-subagents.jsonl", // real, rig: clientCapabilities.subagents, native child sessions
+		snapshots: map[string]map[string]any{},
+		parents:   map[string]int{"toolu_01Fake000002": 4}, // child config update, Read x3
+	},
+	{
 		file: "flat-background.jsonl", // hand-written: async launch, no run_in_background
 		snapshots: map[string]map[string]any{
 			"hw-background-0001/toolu_01HandBg000004": {
