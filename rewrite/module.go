@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
@@ -29,8 +30,22 @@ type Module struct {
 	// tools such as the replay timeline can name them without a list of
 	// their own.
 	VendorMethods []string
+	// Summarize, when set, describes the params of one of the module's
+	// VendorMethods on one line, for the replay timeline; quote shows a
+	// vendor text (quoted, on one line, shortened).
+	Summarize func(method string, params []byte, quote func(string) string) string
 	// New returns the module's state for one connection.
 	New func(Env) Rewriter
+}
+
+// Handles reports whether method is one of the module's VendorMethods.
+func (m *Module) Handles(method string) bool {
+	for _, p := range m.VendorMethods {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(method, prefix) || p == method {
+			return true
+		}
+	}
+	return false
 }
 
 // Env is what a module's per-connection state gets from the proxy.

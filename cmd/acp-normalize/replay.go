@@ -70,7 +70,7 @@ func replayAction(c *cli.Context, st streams) error {
 		return usageError("%v", err)
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color})
+	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
 	if err != nil {
 		return usageError("%v", err)
 	}

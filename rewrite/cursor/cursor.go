@@ -77,6 +77,7 @@ func Module(opts Options) rewrite.Module {
 			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
 		}},
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
+		Summarize:     summarize,
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			o := opts
 			o.ForwardUnknownVendorMethods = o.ForwardUnknownVendorMethods || env.Settings.Bool(rewrite.ForwardUnknownVendorMethods)

@@ -126,25 +126,6 @@ func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
 	return append(out, b)
 }
 
-// appendLink adds the {"type":"session"} block for child to the content
-// array of a tool call frame, unless it is already there. linked reports
-// whether the frame's content now has the link.
-func appendLink(frame []byte, child string) (out []byte, linked bool, err error) {
-	content, ok := rawjson.Lookup(frame, "params", "update", "content")
-	if !ok || rawjson.FirstByte(content) != '[' {
-		return frame, false, nil
-	}
-	arr, err := appendLinkArray(content, child)
-	if err != nil {
-		return nil, false, err
-	}
-	if bytes.Equal(arr, content) {
-		return frame, true, nil
-	}
-	out, err = setUpdateRaw(frame, arr, "content")
-	return out, err == nil, err
-}
-
 // appendLinkArray returns the content array with the {"type":"session"}
 // block for child at its end, unless it is already there.
 func appendLinkArray(content []byte, child string) ([]byte, error) {

@@ -118,7 +118,8 @@ type toolCallUpdate struct {
 // promptContent returns a content array with the prompt as text (when not
 // empty) and the child session link (when child is set).
 func promptContent(prompt string, child *string) json.RawMessage {
-	out := []byte{'['}
+	out := make([]byte, 0, rawjson.StringLen(prompt)+len(`[{"type":"content","content":{"type":"text","text":}},]`)+sessionLinkLen(child))
+	out = append(out, '[')
 	if prompt != "" {
 		out = append(out, `{"type":"content","content":{"type":"text","text":`...)
 		out = rawjson.AppendString(out, prompt)
@@ -131,6 +132,13 @@ func promptContent(prompt string, child *string) json.RawMessage {
 		out = append(out, sessionLink(*child)...)
 	}
 	return append(out, ']')
+}
+
+func sessionLinkLen(child *string) int {
+	if child == nil {
+		return 0
+	}
+	return len(`{"type":"session","sessionId":}`) + rawjson.StringLen(*child)
 }
 
 // sessionLink returns the S1 content block that links a child session.

@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -131,36 +132,36 @@ func (r *rewriter) track(fr *toolCallFrame, sid string) *call {
 // launchFrame completes a frame of a subagent launch call: the title
 // (C4), the name (C3, C4, C7), the prompt as content and the child session
 // link (C4, S1), and the snapshot (M); S1's child session frames go
-// around it.
+// around it. The frame is rebuilt once, whatever it gains.
 func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, error) {
-	frame, err := c.titleAndName(fr)
-	if err != nil {
-		return rewrite.Verdict{}, err
-	}
+	edits := c.titleAndName(fr, nil)
 	var pre, post [][]byte
 	if r.s1() {
 		pre = r.announce(c)
 	}
-	if frame, err = c.contentAndLink(frame, fr.upd); err != nil {
+	edits, err := c.contentAndLink(fr.upd, edits)
+	if err != nil {
 		return rewrite.Verdict{}, err
 	}
 	if r.s1() {
 		post = r.finishChild(c)
 	}
-	if frame, err = meta.SetSubagent(frame, c.snap.subagent(), "params", "update"); err != nil {
+	snap, err := meta.SubagentEdit(fr.raw, c.snap.subagent(), "params", "update")
+	if err != nil {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("M", "%w", err)
+	}
+	frame, err := rawjson.SetAll(fr.raw, append(edits, snap)...)
+	if err != nil {
+		return rewrite.Verdict{}, rewrite.RuleErrorf("C4", "%w", err)
 	}
 	return around(frame, pre, post), nil
 }
 
-// titleAndName sets the title and name a launch-call frame lacks.
-func (c *call) titleAndName(fr *toolCallFrame) ([]byte, error) {
-	frame := fr.raw
-	var err error
+// titleAndName appends the edits that give a launch-call frame the title
+// and name it lacks.
+func (c *call) titleAndName(fr *toolCallFrame, edits []rawjson.Edit) []rawjson.Edit {
 	if t := c.wantTitle(fr.title, fr.hasTitle); t != "" {
-		if frame, err = setUpdate(frame, t, "title"); err != nil {
-			return nil, rewrite.RuleErrorf("C4", "title: %w", err)
-		}
+		edits = append(edits, updateEdit("title", rawjson.Text(t)))
 	}
 	if !fr.hasName && (fr.toolName != "" || !c.shown.name) {
 		// C7: every frame with rawInput._toolName gets that name; C3/C4:
@@ -169,38 +170,45 @@ func (c *call) titleAndName(fr *toolCallFrame) ([]byte, error) {
 		if name == "" {
 			name = c.snap.toolNameOr()
 		}
-		if frame, err = setUpdate(frame, name, "name"); err != nil {
-			return nil, rewrite.RuleErrorf("C7", "name: %w", err)
-		}
+		edits = append(edits, updateEdit("name", rawjson.Text(name)))
 		c.shown.name = true
 	}
-	return frame, nil
+	return edits
 }
 
-// contentAndLink gives a launch-call frame without content the prompt
-// (and the child session link, S1); a frame with content gets the link
-// added to it.
-func (c *call) contentAndLink(frame, upd []byte) ([]byte, error) {
+// contentAndLink appends the edit that gives a launch-call frame without
+// content the prompt (and the child session link, S1), or adds the link
+// to the content it has.
+func (c *call) contentAndLink(upd []byte, edits []rawjson.Edit) ([]rawjson.Edit, error) {
 	var link *string
 	if child := c.childID(); child != "" {
 		link = &child
 	}
-	var err error
 	switch {
 	case !vendorContent(upd) && !c.shown.content && (c.snap.prompt != "" || link != nil):
-		if frame, err = setUpdateRaw(frame, promptContent(c.snap.prompt, link), "content"); err != nil {
-			return nil, rewrite.RuleErrorf("C4", "content: %w", err)
-		}
+		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt, link)))
 		c.shown.content = true
 		c.shown.link = c.shown.link || link != nil
 	case present(upd, "content") && link != nil:
-		var linked bool
-		if frame, linked, err = appendLink(frame, *link); err != nil {
+		content, _ := rawjson.Lookup(upd, "content")
+		if rawjson.FirstByte(content) != '[' {
+			break
+		}
+		arr, err := appendLinkArray(content, *link)
+		if err != nil {
 			return nil, rewrite.RuleErrorf("S1", "session link: %w", err)
 		}
-		c.shown.link = c.shown.link || linked
+		if !bytes.Equal(arr, content) {
+			edits = append(edits, updateEdit("content", arr))
+		}
+		c.shown.link = true
 	}
-	return frame, nil
+	return edits, nil
+}
+
+// updateEdit sets params.update.<key>.
+func updateEdit(key string, value []byte) rawjson.Edit {
+	return rawjson.Edit{Path: []string{"params", "update", key}, Value: value}
 }
 
 // around returns the verdict that writes frame in place of the original,
@@ -225,9 +233,5 @@ func around(frame []byte, pre, post [][]byte) rewrite.Verdict {
 
 // setUpdate sets params.update.<key> to the string s.
 func setUpdate(frame []byte, s string, key string) ([]byte, error) {
-	return setUpdateRaw(frame, rawjson.Text(s), key)
-}
-
-func setUpdateRaw(frame, value []byte, key string) ([]byte, error) {
-	return rawjson.Set(frame, value, "params", "update", key)
+	return rawjson.SetAll(frame, updateEdit(key, rawjson.Text(s)))
 }

@@ -25,14 +25,34 @@ const (
 // keys, and every other byte of frame, are kept. A _meta[Key] that is not
 // an object is someone else's: it is an error (the caller fails open).
 func Set(frame []byte, value []byte, member string, obj ...string) ([]byte, error) {
+	e, err := Edit(frame, value, member, obj...)
+	if err != nil {
+		return nil, err
+	}
+	return rawjson.SetAll(frame, e)
+}
+
+// Edit returns the edit Set makes, for a caller that applies several
+// edits to a frame in one copy (rawjson.SetAll).
+func Edit(frame []byte, value []byte, member string, obj ...string) (rawjson.Edit, error) {
 	metaPath := append(append(make([]string, 0, len(obj)+3), obj...), "_meta")
-	if m, ok := rawjson.Lookup(frame, metaPath...); ok && rawjson.FirstByte(m) != '{' {
-		return rawjson.Set(frame, Object(member, value), metaPath...)
+	m, ok := rawjson.Lookup(frame, metaPath...)
+	if ok && rawjson.FirstByte(m) != '{' {
+		return rawjson.Edit{Path: metaPath, Value: Object(member, value)}, nil
 	}
-	if m, ok := rawjson.Lookup(frame, append(metaPath, Key)...); ok && rawjson.FirstByte(m) != '{' {
-		return nil, fmt.Errorf("_meta[%q] is not an object", Key)
+	if k, ok := rawjson.Lookup(m, Key); ok && rawjson.FirstByte(k) != '{' {
+		return rawjson.Edit{}, fmt.Errorf("_meta[%q] is not an object", Key)
 	}
-	return rawjson.Set(frame, value, append(metaPath, Key, member)...)
+	return rawjson.Edit{Path: append(metaPath, Key, member), Value: value}, nil
+}
+
+// SubagentEdit returns the edit SetSubagent makes.
+func SubagentEdit(frame []byte, s *Subagent, obj ...string) (rawjson.Edit, error) {
+	e, err := Edit(frame, s.JSON(), SubagentMember, obj...)
+	if err != nil {
+		return e, fmt.Errorf("adding the subagent snapshot: %w", err)
+	}
+	return e, nil
 }
 
 // SetSubagent puts the snapshot s at _meta[Key].subagent of the object at

@@ -125,7 +125,7 @@ func (s *Subagent) sizeHint() int {
 	for _, p := range []*string{s.Description, s.Prompt, s.SubagentType, s.Model, s.AgentID,
 		s.ResultText, s.OutputFile, s.ResolvedModel, s.Effort, s.Name, s.ChildSessionID} {
 		if p != nil {
-			n += len(*p) + 24
+			n += rawjson.StringLen(*p) + 24
 		}
 	}
 	for k, v := range s.Raw {

@@ -155,3 +155,38 @@ func plainKeys(obj []byte, depth int) bool {
 	})
 	return ok
 }
+
+func TestSetAll(t *testing.T) {
+	tests := []struct {
+		name, obj string
+		edits     []Edit
+		want      string
+	}{
+		{"two inserts into an empty object", `{"u":{ }}`, []Edit{{[]string{"u", "a"}, []byte(`1`)}, {[]string{"u", "b"}, []byte(`2`)}}, `{"u":{ "a":1,"b":2}}`},
+		{"inserts and a replace", `{"u":{"t":"x"}}`, []Edit{{[]string{"u", "n"}, []byte(`"n"`)}, {[]string{"u", "t"}, []byte(`"y"`)}, {[]string{"u", "_meta", "k"}, []byte(`{}`)}}, `{"u":{"t":"y","n":"n","_meta":{"k":{}}}}`},
+		{"same as Set one by one", `{"params":{"update":{"_meta":{"v":1}}}}`, []Edit{{[]string{"params", "update", "_meta", "acp-normalize", "s"}, []byte(`1`)}, {[]string{"params", "update", "title"}, []byte(`"T"`)}}, `{"params":{"update":{"_meta":{"v":1,"acp-normalize":{"s":1}},"title":"T"}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SetAll([]byte(tt.obj), tt.edits...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("SetAll = %s, want %s", got, tt.want)
+			}
+			one := []byte(tt.obj)
+			for _, e := range tt.edits {
+				if one, err = Set(one, e.Value, e.Path...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if string(one) != tt.want {
+				t.Fatalf("Set one by one = %s, want %s", one, tt.want)
+			}
+		})
+	}
+	if _, err := SetAll([]byte(`{"a":{"b":1}}`), Edit{[]string{"a"}, []byte(`1`)}, Edit{[]string{"a", "b"}, []byte(`2`)}); err == nil {
+		t.Fatal("overlapping edits accepted")
+	}
+}

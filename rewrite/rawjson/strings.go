@@ -201,9 +201,33 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// StringLen returns a bound on len(AppendString(nil, s)) that is exact
-// for text with nothing to escape; use it to size a buffer.
-func StringLen(s string) int { return len(s) + 2 }
+// StringLen returns len(AppendString(nil, s)), to size a buffer once.
+func StringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n++
+			default:
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // \ufffd for one byte
+		case r == '\u2028' || r == '\u2029':
+			n += 6 - size
+		}
+		i += size
+	}
+	return n
+}
 
 // Marshal encodes v as compact JSON without escaping <, > and &, and
 // without a trailing newline.

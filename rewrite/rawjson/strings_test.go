@@ -61,6 +61,9 @@ func FuzzStrings(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n := StringLen(s); n != len(want) {
+			t.Fatalf("StringLen(%q) = %d, encoding takes %d", s, n, len(want))
+		}
 		if got := Text(s); !bytes.Equal(got, want) {
 			t.Fatalf("Text(%q) = %s, encoding/json says %s", s, got, want)
 		}
