@@ -16,6 +16,9 @@ const launchTitle = "spawnAgent"
 // launch is what the module knows of one spawnAgent call.
 type launch struct {
 	snap meta.Subagent
+	// bareTitle: the vendor's latest title is only the tool's name;
+	// retitled: the client has been sent the V3 title since.
+	bareTitle, retitled bool
 }
 
 // update handles a session/update: a frame of a launch call gets the
@@ -56,13 +59,17 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	l.observe(upd)
 	out := f.Raw
-	if hasTitle && title == launchTitle {
-		if t := meta.Title("", deref(l.snap.Prompt)); t != "" {
-			var err error
-			if out, err = rawjson.Set(out, rawjson.Text(t), "params", "update", "title"); err != nil {
-				return v, rewrite.RuleErrorf("V3", "setting the title: %w", err)
-			}
+	if hasTitle {
+		l.bareTitle = title == launchTitle
+	}
+	// V3: on every frame that carries the bare title, and on the first
+	// frame after the text became known when the title came without it.
+	if t := meta.Title("", deref(l.snap.Prompt)); t != "" && l.bareTitle && (hasTitle || !l.retitled) {
+		var err error
+		if out, err = rawjson.Set(out, rawjson.Text(t), "params", "update", "title"); err != nil {
+			return v, rewrite.RuleErrorf("V3", "setting the title: %w", err)
 		}
+		l.retitled = true
 	}
 	out, err := meta.SetSubagent(out, &l.snap, "params", "update")
 	if err != nil {
