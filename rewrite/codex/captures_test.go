@@ -35,9 +35,9 @@ var captureCases = []captureCase{
 	{
 		file: "foreground.jsonl", // spawnAgent, then wait: the result is in the wait call (V5)
 		snapshots: map[string]map[string]any{
-			"01a22f17-7ce6-7fa3-b16c-91fc4d119620/call_fake_000003": {
+			"01a22f24-bde1-7190-abb1-008e0d791e64/call_fake_000003": {
 				"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-				"agentId": "01a22f17-83b0-7370-9aec-2ddb243f358f", "background": true, "status": "completed",
+				"agentId": "01a22f24-bf81-71f2-99db-d90053c09c80", "background": true, "status": "completed",
 				"resultText": "First line of notes.txt: alpha: the first line of the notes file",
 				"raw":        map[string]any{"agentStatus": "completed"},
 			},
@@ -47,9 +47,9 @@ var captureCases = []captureCase{
 	{
 		file: "background.jsonl", // no wait: launched, and Codex never reports the end
 		snapshots: map[string]map[string]any{
-			"01a22f17-b8b4-75a1-b260-9a4cc4749464/call_fake_000003": {
+			"01a22f24-f436-7260-9a0c-7640fc25cf57/call_fake_000003": {
 				"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-				"agentId": "01a22f17-bbc2-7e10-a96a-69d2fda9969e", "background": true, "status": "launched",
+				"agentId": "01a22f24-f753-70a0-8bb5-a4c15fac103b", "background": true, "status": "launched",
 				"raw": map[string]any{"agentStatus": "pendingInit"},
 			},
 		},
@@ -57,9 +57,9 @@ var captureCases = []captureCase{
 	{
 		file: "permission.jsonl", // the child's permission request has no link: nothing guessed (V4)
 		snapshots: map[string]map[string]any{
-			"01a22f17-f268-7600-a39a-7803f846af55/call_fake_000003": {
+			"01a22f25-506d-7001-9afa-c51b6783e9f8/call_fake_000003": {
 				"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-				"agentId": "01a22f17-f41c-7fc3-9a43-0ab226bc014e", "background": true, "status": "completed",
+				"agentId": "01a22f25-56b9-7b30-8ddc-1050579ee39d", "background": true, "status": "completed",
 				"resultText": "First line of notes.txt: alpha: the first line of the notes file",
 				"raw":        map[string]any{"agentStatus": "completed"},
 			},

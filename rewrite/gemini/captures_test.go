@@ -22,19 +22,19 @@ var capturesDir = filepath.Join("..", "..", "testdata", "captures")
 // recording, by "sessionId/toolCallId".
 var captureCases = map[string]map[string]map[string]any{
 	"codebase-investigator.jsonl": {
-		"965f3a6e-40ba-431c-bdc4-ce76b9e5e536/invoke_agent__invoke_agent_1796086455553_0": {
+		"e72c77a6-0b72-4656-9c14-748b81f3a576/invoke_agent__invoke_agent_1796087334074_0": {
 			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"},
 	},
 	"cli-help.jsonl": {
-		"4f8b45dd-92da-4a78-b948-b5e6f83e9785/invoke_agent__invoke_agent_1796086466001_0": {
+		"f5442c02-d0c4-414b-a635-84a2a3243789/invoke_agent__invoke_agent_1796087348688_0": {
 			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "cli_help", "status": "completed"},
 	},
 	"generalist.jsonl": { // denied by Gemini's policy: one failed update, no title
-		"0d82cd88-b688-45a8-9408-58aa6881b7de/invoke_agent__invoke_agent_1796086476287_0": {
+		"b2a9f429-51e9-459b-88c6-82e71251c0d3/invoke_agent__invoke_agent_1796087363571_0": {
 			"vendor": "gemini", "toolName": "invoke_agent", "status": "failed"},
 	},
 	"subagents.jsonl": { // clientCapabilities.subagents is ignored by Gemini
-		"8d13bd05-b580-43d5-95f4-01bb03a76f85/invoke_agent__invoke_agent_1796086488595_0": {
+		"4f163681-34fc-4b8a-97e8-94069fc09507/invoke_agent__invoke_agent_1796087379260_0": {
 			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"},
 	},
 }
