@@ -45,8 +45,8 @@ func (o Option) EnvVar() string {
 const ForwardUnknownVendorMethods = "forward-unknown-vendor-methods"
 
 // VendorOption is the name of the shared option that names the agent's
-// vendor for the modules that identify their agent by the initialize
-// result (rule V1), for wrappers that hide the agent's name.
+// vendor (a module name) for wrappers that hide the agent's own name in
+// the initialize result: that vendor's module acts from the start (V1).
 const VendorOption = "vendor"
 
 // SharedOptions are the options every module may read, whatever modules
@@ -57,7 +57,7 @@ func SharedOptions() []Option {
 		Usage: "pass vendor methods no client knows (cursor/*, craft/*, ...) to the client instead of answering them with -32601",
 	}, {
 		Name:  VendorOption,
-		Usage: "the agent's vendor module (qwen, opencode, ...) when the agent does not name itself in initialize",
+		Usage: "treat the agent as this vendor's (a module name: codex, gemini, qwen, opencode) even when its initialize result does not name it",
 		Kind:  StringOption,
 	}}
 }

@@ -30,6 +30,7 @@ func TestOptions(t *testing.T) {
 		{"switches on in option order", Settings{"b-switch": "true", ForwardUnknownVendorMethods: "true"}, []string{ForwardUnknownVendorMethods, "b-switch"}},
 		{"switch off is not recorded", Settings{"a-switch": "false"}, nil},
 		{"string value", Settings{"a-name": "y"}, []string{"a-name=y"}},
+		{"vendor (V1)", Settings{VendorOption: "codex"}, []string{"vendor=codex"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,134 @@
+package gemini_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// capturesDir holds every vendor's whole-session captures; the Gemini
+// ones are real recordings (testdata/captures/gemini/README.md).
+var capturesDir = filepath.Join("..", "..", "testdata", "captures")
+
+// captureCases: the last snapshot of each launch call of each real
+// recording, by "sessionId/toolCallId".
+var captureCases = map[string]map[string]map[string]any{
+	"codebase-investigator.jsonl": {
+		"e72c77a6-0b72-4656-9c14-748b81f3a576/invoke_agent__invoke_agent_1796087334074_0": {
+			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"},
+	},
+	"cli-help.jsonl": {
+		"f5442c02-d0c4-414b-a635-84a2a3243789/invoke_agent__invoke_agent_1796087348688_0": {
+			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "cli_help", "status": "completed"},
+	},
+	"generalist.jsonl": { // denied by Gemini's policy: one failed update, no title
+		"b2a9f429-51e9-459b-88c6-82e71251c0d3/invoke_agent__invoke_agent_1796087363571_0": {
+			"vendor": "gemini", "toolName": "invoke_agent", "status": "failed"},
+	},
+	"subagents.jsonl": { // clientCapabilities.subagents is ignored by Gemini
+		"4f163681-34fc-4b8a-97e8-94069fc09507/invoke_agent__invoke_agent_1796087379260_0": {
+			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"},
+	},
+}
+
+// TestCaptures replays each real Gemini CLI recording through a Router
+// with the gemini module and checks, besides the golden replay (the
+// .replay.jsonl beside the capture, -update rewrites it):
+//
+//   - P1: a frame that is no launch-call frame leaves byte for byte, and a
+//     launch-call frame differs only by its _meta["acp-normalize"];
+//   - V2: every launch-call frame to the client carries the snapshot, and
+//     each call's last snapshot is the expected one; nothing is added;
+//   - P3: every frame the module changes matches the ACP schema.
+func TestCaptures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(capturesDir, "gemini", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) != len(captureCases) {
+		t.Errorf("%d captures, %d cases: every capture needs a case", len(files), len(captureCases))
+	}
+	schema := rewritetest.LoadSchema(t)
+	for _, path := range files {
+		name := filepath.Base(path)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := captureCases[name]
+			if !ok {
+				t.Fatalf("no case for %s", name)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := readRecords(t, data)
+			outs := route(t, recs, module(t))
+			plain := route(t, recs, inert())
+			if len(outs) != len(plain) {
+				t.Fatalf("%d outputs with the module, %d without: it must never add or drop frames", len(outs), len(plain))
+			}
+			for i, o := range outs {
+				p := plain[i]
+				launch := bytes.Contains(o.in.Frame, []byte(`"toolCallId":"invoke_agent__`))
+				if bytes.Equal(o.Frame, p.Frame) {
+					if launch && o.To == pipe.Client {
+						t.Errorf("V2: a launch-call frame reached the client without the snapshot: %s", o.Frame)
+					}
+					continue
+				}
+				if !launch {
+					t.Errorf("P1: a frame that is no launch-call frame changed:\n%s\n%s", p.Frame, o.Frame)
+				}
+				if !bytes.Equal(withoutSnapshot(t, o.Frame), p.Frame) {
+					t.Errorf("P1: a launch-call frame changed beyond _meta:\n%s\n%s", p.Frame, o.Frame)
+				}
+				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
+			}
+			if got := snapshots(t, outs); !reflect.DeepEqual(got, want) {
+				g, _ := json.MarshalIndent(got, "", "  ")
+				w, _ := json.MarshalIndent(want, "", "  ")
+				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
+			}
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", formatOutputs(outs))
+		})
+	}
+}
+
+// TestOtherVendors: on every other vendor's capture the module changes
+// nothing (V1): its output equals the output of a module that does
+// nothing, frame for frame.
+func TestOtherVendors(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(capturesDir, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range files {
+		if filepath.Base(filepath.Dir(path)) == "gemini" || strings.HasSuffix(path, ".replay.jsonl") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := readRecords(t, data)
+			got, want := formatOutputs(route(t, recs, module(t))), formatOutputs(route(t, recs, inert()))
+			if !bytes.Equal(got, want) {
+				t.Errorf("the gemini module changed %s:\n%s", path, rewritetest.LineDiff(want, got))
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no other vendor's captures")
+	}
+}
