@@ -179,7 +179,7 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
 			} else if o.To == pipe.Client && o.Op != "" {
-				schema.Check(t, o.Frame)
+				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
 		}
 		if spec, ok := c.File("snapshots.json"); ok {
