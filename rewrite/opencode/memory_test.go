@@ -28,7 +28,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	}
 	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"OpenCode"}}}`), nil)
 	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"task","rawInput":{}}}}`), nil)
-	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"count","rawInput":{"description":"count","subagent_type":"general","prompt":`+string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))+`}}}}`)
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"count","rawInput":{"description":"count","subagent_type":"general","prompt":` + string(rewritetest.JSONText(rewritetest.LaunchPrompt(size))) + `}}}}`)
 	var outs []proxy.Out
 	alloc := rewritetest.AllocatedBy(func() { outs = r.Handle(pipe.Agent, frame, nil) })
 	if len(outs) != 1 || outs[0].Op != "replace" {

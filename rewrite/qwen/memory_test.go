@@ -28,7 +28,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	}
 	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`), nil)
 	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`), nil)
-	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"Agent: count","rawInput":{"description":"count","subagent_type":"general","prompt":`+string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))+`},"_meta":{"toolName":"agent"}}}}`)
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"Agent: count","rawInput":{"description":"count","subagent_type":"general","prompt":` + string(rewritetest.JSONText(rewritetest.LaunchPrompt(size))) + `},"_meta":{"toolName":"agent"}}}}`)
 	var outs []proxy.Out
 	alloc := rewritetest.AllocatedBy(func() { outs = r.Handle(pipe.Agent, frame, nil) })
 	if len(outs) != 1 || outs[0].Op != "replace" {
