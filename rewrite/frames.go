@@ -13,9 +13,17 @@ import (
 // ProxyIDPrefix starts the ids of requests the proxy sends itself (rule C12).
 const ProxyIDPrefix = "acp-normalize:"
 
-// ProxyID returns the id of the proxy's n-th request.
-func ProxyID(n uint64) jsonrpc2.ID {
-	return jsonrpc2.ID{Str: ProxyIDPrefix + strconv.FormatUint(n, 10), IsString: true}
+// ProxyID returns the raw JSON id of the proxy's n-th request:
+// "acp-normalize:TOKEN:N", where TOKEN is unique to the proxy process (so
+// that nested proxies tell their ids apart), or "acp-normalize:N" when
+// token is empty (replaying a capture made before tokens, tests).
+func ProxyID(token string, n uint64) []byte {
+	id := append([]byte(`"`), ProxyIDPrefix...)
+	if token != "" {
+		id = append(append(id, token...), ':')
+	}
+	id = strconv.AppendUint(id, n, 10)
+	return append(id, '"')
 }
 
 // Marshal is rawjson.Marshal (the proxy's advertisement uses it).
@@ -49,15 +57,7 @@ func Result(id []byte, result any) ([]byte, error) {
 	if res == nil {
 		res = []byte("null")
 	}
-	if id == nil {
-		id = []byte("null")
-	}
-	out := make([]byte, 0, 40+len(id)+len(res))
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"result":`...)
-	out = append(out, res...)
-	return append(out, '}'), nil
+	return response(id, "result", res), nil
 }
 
 // ErrorResponse returns an error response frame echoing the raw id, with a
@@ -67,14 +67,22 @@ func ErrorResponse(id []byte, code int64, message string) []byte {
 	if err != nil { // cannot happen for these field types
 		e = []byte(`{"code":-32603,"message":"internal error"}`)
 	}
+	return response(id, "error", e)
+}
+
+// response returns {"jsonrpc":"2.0","id":ID,"member":value} with the raw
+// id (null when nil).
+func response(id []byte, member string, value []byte) []byte {
 	if id == nil {
 		id = []byte("null")
 	}
-	out := make([]byte, 0, 40+len(id)+len(e))
+	out := make([]byte, 0, 32+len(id)+len(member)+len(value))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
-	out = append(out, `,"error":`...)
-	out = append(out, e...)
+	out = append(out, ',', '"')
+	out = append(out, member...)
+	out = append(out, '"', ':')
+	out = append(out, value...)
 	return append(out, '}')
 }
 
