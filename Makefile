@@ -44,11 +44,18 @@ interop-deps:
 		echo "npm not found: the TypeScript SDK interop test will be skipped"; \
 	fi
 
-## lint: gofmt and go vet (what a clean CI machine has without downloads).
+## lint: gofmt and go vet (what a clean CI machine has without downloads),
+## then staticcheck when it is installed (it is never downloaded here:
+## go install honnef.co/go/tools/cmd/staticcheck@v0.8.2).
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then \
+		echo "staticcheck ./..."; staticcheck ./...; \
+	else \
+		echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; \
+	fi
 
 ## cross: build and vet (tests included) for every platform editors run on.
 cross:

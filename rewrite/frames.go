@@ -49,15 +49,7 @@ func Result(id []byte, result any) ([]byte, error) {
 	if res == nil {
 		res = []byte("null")
 	}
-	if id == nil {
-		id = []byte("null")
-	}
-	out := make([]byte, 0, 40+len(id)+len(res))
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"result":`...)
-	out = append(out, res...)
-	return append(out, '}'), nil
+	return response(id, "result", res), nil
 }
 
 // ErrorResponse returns an error response frame echoing the raw id, with a
@@ -67,14 +59,22 @@ func ErrorResponse(id []byte, code int64, message string) []byte {
 	if err != nil { // cannot happen for these field types
 		e = []byte(`{"code":-32603,"message":"internal error"}`)
 	}
+	return response(id, "error", e)
+}
+
+// response returns {"jsonrpc":"2.0","id":ID,"member":value} with the raw
+// id (null when nil).
+func response(id []byte, member string, value []byte) []byte {
 	if id == nil {
 		id = []byte("null")
 	}
-	out := make([]byte, 0, 40+len(id)+len(e))
+	out := make([]byte, 0, 32+len(id)+len(member)+len(value))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
-	out = append(out, `,"error":`...)
-	out = append(out, e...)
+	out = append(out, ',', '"')
+	out = append(out, member...)
+	out = append(out, '"', ':')
+	out = append(out, value...)
 	return append(out, '}')
 }
 

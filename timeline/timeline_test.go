@@ -64,23 +64,7 @@ func TestGolden(t *testing.T) {
 			t.Run(base+"/"+rd.suffix, func(t *testing.T) {
 				var buf bytes.Buffer
 				render(t, rd.new(&buf), []rewrite.Module{rewritetest.Module()}, capture)
-				golden := filepath.Join("testdata", "golden", base+"."+rd.suffix)
-				if rewritetest.Updating() {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test -update)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), want) {
-					t.Errorf("%s differs from the golden file; got:\n%s", golden, buf.Bytes())
-				}
+				rewritetest.CheckFile(t, filepath.Join("testdata", "golden", base+"."+rd.suffix), buf.Bytes())
 			})
 		}
 	}

@@ -174,17 +174,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 
 	var capture *pipe.CaptureWriter
+	var captureFile *os.File
 	if path := c.String("record"); path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		captureFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 		if err != nil {
 			return exitUsage, usageError("--record: %v", err)
 		}
-		defer f.Close()
 		// A file that existed keeps its mode on open: make it private (R1).
-		if err := f.Chmod(0o600); err != nil {
+		if err := captureFile.Chmod(0o600); err != nil {
+			_ = captureFile.Close()
 			return exitFailure, &exitError{code: exitFailure, err: fmt.Errorf("--record: %w", err)}
 		}
-		capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+		capture = pipe.NewCaptureWriter(captureFile, c.Bool("record-raw"))
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -209,8 +210,30 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		Signals:     sigs,
 		Logger:      logger,
 	})
+	if captureFile != nil {
+		if cerr := finishCapture(capture, captureFile); cerr != nil {
+			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
+			code = codeAfterLostCapture(code)
+		}
+	}
 	if err != nil {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
 	return code, nil
+}
+
+// finishCapture writes out what the capture buffers and closes its file;
+// an error means the recording is incomplete.
+func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
+	return errors.Join(capture.Flush(), f.Close())
+}
+
+// codeAfterLostCapture is the exit code when the recording was lost: a
+// session that otherwise succeeded exits 1, so that a script that records
+// notices; the agent's own failure code is kept.
+func codeAfterLostCapture(code int) int {
+	if code == 0 {
+		return exitFailure
+	}
+	return code
 }

@@ -32,20 +32,7 @@ func TestCursorCaptures(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 		t.Run(name, func(t *testing.T) {
 			got := cursorReplay(t, path)
-			golden := strings.TrimSuffix(path, ".jsonl") + ".replay.jsonl"
-			if rewritetest.Updating() {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("replay of %s differs from %s (run with -update to accept)", path, golden)
-			}
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", got)
 		})
 	}
 }

@@ -27,7 +27,6 @@ type proxySession struct {
 	stdout *bufio.Reader
 	stderr *bytes.Buffer
 	done   chan struct{}
-	code   int
 }
 
 // script writes a fake agent script and returns its path.

@@ -203,7 +203,7 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 // replayLogger logs module messages without timestamps: the time of a
 // replay says nothing about the session.
 func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
-	return slog.New(tint.NewHandler(stderr, &tint.Options{
+	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
 		NoColor: !useColor(stderr, getenv),
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {

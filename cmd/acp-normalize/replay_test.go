@@ -64,23 +64,7 @@ func TestReplayCommand(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(append([]string{"acp-normalize"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			got := "exit " + strconv.Itoa(code) + "\n-- stdout --\n" + stdout.String() + "-- stderr --\n" + stderr.String()
-			golden := filepath.Join("testdata", "replay", tt.name+".golden")
-			if rewritetest.Updating() {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs; got:\n%s", golden, got)
-			}
+			rewritetest.CheckFile(t, filepath.Join("testdata", "replay", tt.name+".golden"), []byte(got))
 		})
 	}
 }

@@ -151,10 +151,9 @@ func checkSubagentShape(snap map[string]json.RawMessage, vendor string) error {
 		}
 	}
 	for field, v := range snap {
-		typ, shared := sharedSubagentFields[field]
-		if !shared {
-			var ok bool
-			if typ, ok = optionalSubagentFields[field]; !ok {
+		if _, shared := sharedSubagentFields[field]; !shared {
+			typ, ok := optionalSubagentFields[field]
+			if !ok {
 				errs = append(errs, fmt.Errorf("%s is no rule-M field", field))
 				continue
 			}

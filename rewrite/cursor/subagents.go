@@ -146,19 +146,38 @@ func appendLinkArray(content []byte, child string) ([]byte, error) {
 	return arr, nil
 }
 
-// draftSpawned translates Cursor's draft subagent_spawned into a standard
-// subagent_update (S2), and links the child to its launch call. Without
-// S2 it passes through untouched (Cursor only sends it when asked).
-func (r *rewriter) draftSpawned(sid string, upd []byte) (rewrite.Verdict, error) {
+// draftSubagent translates Cursor's draft subagent_spawned and
+// subagent_state_update into standard subagent_update frames (S2). Without
+// S2 they pass through untouched (Cursor only sends them when asked).
+func (r *rewriter) draftSubagent(sid string, upd []byte) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	if !r.s2() {
 		return v, nil
 	}
 	v.DropFrame() // draft tags are not in the v1 enum (P3)
 	child := strAt(upd, "subagentSessionId")
+	var frames [][]byte
+	var err error
+	if strAt(upd, "sessionUpdate") == "subagent_spawned" {
+		frames, err = r.draftSpawned(sid, child, upd)
+	} else {
+		frames, err = r.draftState(sid, child, upd)
+	}
+	for _, b := range frames {
+		v.Send(pipe.Client, b)
+	}
+	if err != nil {
+		return v, rewrite.RuleErrorf("S2", "%w", err)
+	}
+	return v, nil
+}
+
+// draftSpawned returns the subagent_update announcing child, and the
+// frame that links it to its launch call.
+func (r *rewriter) draftSpawned(sid, child string, upd []byte) ([][]byte, error) {
 	if child == "" || sid == "" {
 		r.oddity("S2", "subagent_spawned without child or parent session dropped")
-		return v, nil
+		return nil, nil
 	}
 	c := r.spawnedCall(sid, child, upd)
 	title, desc := fallbackTitle, strAt(upd, "name")
@@ -168,19 +187,14 @@ func (r *rewriter) draftSpawned(sid string, upd []byte) (rewrite.Verdict, error)
 	r.drafts.Put(child, sid)
 	b, err := sessionUpdateFrame(sid, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child,
 		Title: title, Description: desc, State: &subagentState{State: "running"}})
-	if err != nil {
-		return v, rewrite.RuleErrorf("S2", "%w", err)
-	}
-	v.Send(pipe.Client, b)
-	if c == nil {
-		return v, nil
+	if err != nil || c == nil {
+		return nil, err
 	}
 	link, err := r.spawnLink(c, sid, child)
 	if err != nil {
-		return v, rewrite.RuleErrorf("S2", "%w", err)
+		return [][]byte{b}, err
 	}
-	v.Send(pipe.Client, link)
-	return v, nil
+	return [][]byte{b, link}, nil
 }
 
 // spawnedCall returns the launch call a subagent_spawned names (started
@@ -230,22 +244,15 @@ func (r *rewriter) spawnLink(c *call, sid, child string) ([]byte, error) {
 	return sessionUpdateFrame(sid, u)
 }
 
-// draftState translates Cursor's draft subagent_state_update into a
-// standard subagent_update of the child (S2).
-func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	if !r.s2() {
-		return v, nil
-	}
-	v.DropFrame() // draft tags are not in the v1 enum (P3)
-	child := strAt(upd, "subagentSessionId")
+// draftState returns the subagent_update of the child's new state.
+func (r *rewriter) draftState(sid, child string, upd []byte) ([][]byte, error) {
 	if child == "" {
 		child = sid
 	}
 	parent, ok := r.drafts.Get(child)
 	if !ok {
 		r.oddity("S2", "subagent_state_update for an unknown child dropped")
-		return v, nil
+		return nil, nil
 	}
 	var st subagentState
 	switch strAt(upd, "state") {
@@ -256,12 +263,11 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 	case "running":
 		st = subagentState{State: "running"}
 	default:
-		return v, nil
+		return nil, nil
 	}
 	b, err := sessionUpdateFrame(parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child, State: &st})
 	if err != nil {
-		return v, rewrite.RuleErrorf("S2", "%w", err)
+		return nil, err
 	}
-	v.Send(pipe.Client, b)
-	return v, nil
+	return [][]byte{b}, nil
 }

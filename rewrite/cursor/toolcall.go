@@ -23,10 +23,8 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.toolCall(f, sid, upd, true)
 	case "tool_call_update":
 		return r.toolCall(f, sid, upd, false)
-	case "subagent_spawned":
-		return r.draftSpawned(sid, upd)
-	case "subagent_state_update":
-		return r.draftState(sid, upd)
+	case "subagent_spawned", "subagent_state_update":
+		return r.draftSubagent(sid, upd)
 	}
 	return rewrite.Verdict{}, nil
 }

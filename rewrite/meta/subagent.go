@@ -82,27 +82,25 @@ func (s *Subagent) JSON() []byte {
 
 // AppendJSON appends the snapshot's JSON to dst.
 func (s *Subagent) AppendJSON(dst []byte) []byte {
-	w := objectWriter{dst: append(dst, '{')}
-	w.text("vendor", s.Vendor)
-	w.textIf("toolName", s.ToolName)
-	w.textPtr("description", s.Description)
-	w.textPtr("prompt", s.Prompt)
-	w.textPtr("subagentType", s.SubagentType)
-	w.textPtr("model", s.Model)
-	w.textPtr("agentId", s.AgentID)
+	var background []byte
 	if s.Background != nil {
-		w.raw("background", []byte(boolText(*s.Background)))
+		background = []byte(boolText(*s.Background))
 	}
-	w.textIf("status", string(s.Status))
-	w.raw("durationMs", s.DurationMs)
-	w.textPtr("resultText", s.ResultText)
-	w.raw("totalTokens", s.TotalTokens)
-	w.raw("toolUseCount", s.ToolUseCount)
-	w.textPtr("outputFile", s.OutputFile)
-	w.textPtr("resolvedModel", s.ResolvedModel)
-	w.textPtr("effort", s.Effort)
-	w.textPtr("name", s.Name)
-	w.textPtr("childSessionId", s.ChildSessionID)
+	status := string(s.Status)
+	w := objectWriter{dst: append(dst, '{')}
+	w.text("vendor", &s.Vendor)
+	for _, m := range []member{
+		{"toolName", nonEmpty(&s.ToolName), nil}, {"description", s.Description, nil},
+		{"prompt", s.Prompt, nil}, {"subagentType", s.SubagentType, nil}, {"model", s.Model, nil},
+		{"agentId", s.AgentID, nil}, {"background", nil, background}, {"status", nonEmpty(&status), nil},
+		{"durationMs", nil, s.DurationMs}, {"resultText", s.ResultText, nil},
+		{"totalTokens", nil, s.TotalTokens}, {"toolUseCount", nil, s.ToolUseCount},
+		{"outputFile", s.OutputFile, nil}, {"resolvedModel", s.ResolvedModel, nil},
+		{"effort", s.Effort, nil}, {"name", s.Name, nil}, {"childSessionId", s.ChildSessionID, nil},
+	} {
+		w.text(m.key, m.text)
+		w.raw(m.key, m.raw)
+	}
 	if len(s.Raw) > 0 {
 		w.key("raw")
 		inner := objectWriter{dst: append(w.dst, '{')}
@@ -117,6 +115,21 @@ func (s *Subagent) AppendJSON(dst []byte) []byte {
 		w.dst = append(inner.dst, '}')
 	}
 	return append(w.dst, '}')
+}
+
+// member is one snapshot member: a text, or a raw JSON value; neither is
+// left out.
+type member struct {
+	key  string
+	text *string
+	raw  []byte
+}
+
+func nonEmpty(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
 }
 
 func (s *Subagent) sizeHint() int {
@@ -159,20 +172,11 @@ func (w *objectWriter) key(k string) {
 	w.dst = append(w.dst, ':')
 }
 
-func (w *objectWriter) text(k, v string) {
-	w.key(k)
-	w.dst = rawjson.AppendString(w.dst, v)
-}
-
-func (w *objectWriter) textIf(k, v string) {
-	if v != "" {
-		w.text(k, v)
-	}
-}
-
-func (w *objectWriter) textPtr(k string, v *string) {
+// text appends a string member; nothing when v is nil.
+func (w *objectWriter) text(k string, v *string) {
 	if v != nil {
-		w.text(k, *v)
+		w.key(k)
+		w.dst = rawjson.AppendString(w.dst, *v)
 	}
 }
 

@@ -100,6 +100,9 @@ func RunGolden(t *testing.T, pattern string, run func(t *testing.T, c *Case)) {
 func CheckFile(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
