@@ -34,9 +34,11 @@ func Module() rewrite.Module {
 		Name: Name,
 		Doc:  "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
 		// "agentInfo" is in the initialize result (V1); every frame of a
-		// launch call has a toolCallId opening with "invoke_agent__";
-		// "session/close" drops a session's state (P6).
-		Triggers: []string{`"agentInfo"`, `"` + launchPrefix, `"session/close"`},
+		// launch call has a toolCallId opening with "invoke_agent__"
+		// (Gemini writes compact JSON); "session/close" drops a session's
+		// state (P6). Each holds an unescaped quote inside, so a chat
+		// message that mentions the words does not match.
+		Triggers: []string{`"agentInfo":`, `"toolCallId":"` + launchPrefix, `"session/close"`},
 		New:      func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
