@@ -13,9 +13,17 @@ import (
 // ProxyIDPrefix starts the ids of requests the proxy sends itself (rule C12).
 const ProxyIDPrefix = "acp-normalize:"
 
-// ProxyID returns the id of the proxy's n-th request.
-func ProxyID(n uint64) jsonrpc2.ID {
-	return jsonrpc2.ID{Str: ProxyIDPrefix + strconv.FormatUint(n, 10), IsString: true}
+// ProxyID returns the raw JSON id of the proxy's n-th request:
+// "acp-normalize:TOKEN:N", where TOKEN is unique to the proxy process (so
+// that nested proxies tell their ids apart), or "acp-normalize:N" when
+// token is empty (replaying a capture made before tokens, tests).
+func ProxyID(token string, n uint64) []byte {
+	id := append([]byte(`"`), ProxyIDPrefix...)
+	if token != "" {
+		id = append(append(id, token...), ':')
+	}
+	id = strconv.AppendUint(id, n, 10)
+	return append(id, '"')
 }
 
 // Marshal is rawjson.Marshal (the proxy's advertisement uses it).

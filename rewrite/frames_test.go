@@ -27,7 +27,10 @@ func TestFrameBuilders(t *testing.T) {
 	if err != nil || string(n) != `{"jsonrpc":"2.0","method":"session/update","params":{"a":1}}` {
 		t.Fatalf("Notification = %s, %v", n, err)
 	}
-	id, _ := ProxyID(7).MarshalJSON()
+	if id := ProxyID("3f9a", 12); string(id) != `"acp-normalize:3f9a:12"` {
+		t.Fatalf("ProxyID with a token = %s", id)
+	}
+	id := ProxyID("", 7)
 	r, err := RequestFrame(id, "session/request_permission", nil)
 	if err != nil || string(r) != `{"jsonrpc":"2.0","id":"acp-normalize:7","method":"session/request_permission"}` {
 		t.Fatalf("RequestFrame = %s, %v", r, err)

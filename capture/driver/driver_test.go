@@ -99,7 +99,12 @@ func fakeAgent(mode string) int {
 			if mode == "stubborn" {
 				for in.Scan() {
 				}
-				select {} // stdin closed: still never exit
+				// stdin closed: still never exit. A sleep, not an empty
+				// select: with no other goroutine the runtime would end
+				// the process ("all goroutines are asleep", exit 2).
+				for {
+					time.Sleep(time.Hour)
+				}
 			}
 			send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}}}}`)
 			return 3

@@ -216,6 +216,11 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			code = codeAfterLostCapture(code)
 		}
 	}
+	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
+		// The agent exists but cannot be run (a bad #! line, an empty
+		// file): a usage mistake, like one that is not found.
+		return exitUsage, &exitError{code: exitUsage, err: se}
+	}
 	if err != nil {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
