@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Ops of output records (rule R1): how an output differs from plain
@@ -139,16 +141,14 @@ func appendJSONField(dst []byte, key string, v any) []byte {
 
 // appendJSONString appends s as a JSON string without HTML escaping;
 // invalid UTF-8 becomes U+FFFD as in encoding/json.
-func appendJSONString(dst []byte, s string) []byte { return appendJSON(dst, s) }
+func appendJSONString(dst []byte, s string) []byte { return rawjson.AppendString(dst, s) }
 
 func appendJSON(dst []byte, v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := rawjson.Marshal(v)
+	if err != nil {
 		return append(dst, "null"...)
 	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
+	return append(dst, b...)
 }
 
 // CaptureWriter writes capture records. It is safe for concurrent use and

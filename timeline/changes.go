@@ -109,14 +109,10 @@ func elements(arr []byte) ([][]byte, error) {
 }
 
 func decodeKey(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
+	if s, ok := rawjson.UnescapeKey(raw); ok {
+		return s
 	}
-	var s string
-	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
-		return string(raw)
-	}
-	return s
+	return string(raw)
 }
 
 // sameJSON reports whether two raw JSON values are equal as values.

@@ -447,13 +447,11 @@ func escapeRune(r rune) string {
 }
 
 func compact(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
+	b, err := rawjson.Marshal(v)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(b)
 }
 
 // runeLen is the display length of s in runes.
