@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
@@ -84,11 +85,7 @@ var captureCases = []captureCase{
 //   - V5: the module adds only launch-call updates, as many as expected;
 //   - P3: every frame the module writes matches the ACP schema.
 func TestCaptures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(capturesDir, "codex", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	files := proxytest.Captures(t, capturesDir, "codex", false)
 	var covered []string
 	for _, tc := range captureCases {
 		covered = append(covered, tc.file)
@@ -106,11 +103,11 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := readRecords(t, data)
-			outs := route(t, recs, module(t))
-			plain := route(t, recs, inert())
+			recs := proxytest.ReadRecords(t, data)
+			outs := proxytest.Route(t, recs, module(t))
+			plain := proxytest.Route(t, recs, proxytest.Inert(module(t)))
 			emitted := 0
-			var kept []output
+			var kept []proxytest.Output
 			for i, o := range outs {
 				if o.Op == pipe.OpEmit {
 					emitted++
@@ -133,10 +130,10 @@ func TestCaptures(t *testing.T) {
 			}
 			for i, o := range kept {
 				p := plain[i]
-				if o.To != p.To || !bytes.Equal(o.in.Frame, p.in.Frame) {
+				if o.To != p.To || !bytes.Equal(o.In.Frame, p.In.Frame) {
 					t.Fatalf("output %d goes elsewhere with the module", i+1)
 				}
-				launch := isLaunchFrame(o.in.Frame)
+				launch := isLaunchFrame(o.In.Frame)
 				if bytes.Equal(o.Frame, p.Frame) {
 					if launch && o.To == pipe.Client {
 						t.Errorf("V2: a spawnAgent frame reached the client without the snapshot: %s", o.Frame)
@@ -149,14 +146,14 @@ func TestCaptures(t *testing.T) {
 				if !bytes.Equal(withoutAdditions(t, o.Frame), p.Frame) {
 					t.Errorf("P1: a launch-call frame changed beyond _meta and the title:\n%s\n%s", p.Frame, o.Frame)
 				}
-				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
+				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
-			if got := snapshots(t, outs); !reflect.DeepEqual(got, tc.snapshots) {
+			if got := proxytest.Snapshots(t, outs); !reflect.DeepEqual(got, tc.snapshots) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(tc.snapshots, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
-			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", formatOutputs(outs))
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", proxytest.Format(outs))
 		})
 	}
 }
@@ -169,32 +166,7 @@ func isLaunchFrame(frame []byte) bool {
 }
 
 // TestOtherVendors: on every other vendor's capture the module changes
-// nothing (V1): its output equals the output of a module that does
-// nothing, frame for frame.
+// nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(capturesDir, "*", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, path := range files {
-		if filepath.Base(filepath.Dir(path)) == "codex" || strings.HasSuffix(path, ".replay.jsonl") {
-			continue
-		}
-		n++
-		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs := readRecords(t, data)
-			got, want := formatOutputs(route(t, recs, module(t))), formatOutputs(route(t, recs, inert()))
-			if !bytes.Equal(got, want) {
-				t.Errorf("the codex module changed %s:\n%s", path, rewritetest.LineDiff(want, got))
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no other vendor's captures")
-	}
+	proxytest.NothingOnOthers(t, capturesDir, module(t))
 }

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"log/slog"
-	"slices"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -22,11 +21,11 @@ func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		Doc:  "Codex (codex-acp): subagent snapshot and title on spawnAgent calls, results from wait calls (V1-V6)",
-		// "agentInfo" is in the initialize result (V1); "agentsStates" is
+		// AgentInfoTrigger hands it the initialize result (V1); "agentsStates" is
 		// in every frame of Codex's multi-agent calls (spawnAgent, wait,
 		// ...), which also carry "spawnAgent" as their title when they
 		// are launches; "session/close" drops a session's state (P6).
-		Triggers: []string{`"agentInfo"`, `"agentsStates"`, `"spawnAgent"`, `"session/close"`},
+		Triggers: []string{rewrite.AgentInfoTrigger, `"agentsStates"`, `"spawnAgent"`, `"session/close"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			return newRewriter(env)
 		},
@@ -39,10 +38,9 @@ type callKey struct {
 }
 
 type rewriter struct {
-	log *slog.Logger
-	// active is set once the agent is known to be Codex (V1).
-	active bool
-	calls  *table.Table[callKey, *launch]
+	// id tells whether the agent is Codex (V1).
+	id    *rewrite.Identity
+	calls *table.Table[callKey, *launch]
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
@@ -51,8 +49,7 @@ func newRewriter(env rewrite.Env) *rewriter {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &rewriter{
-		log:    log,
-		active: env.Settings.String(rewrite.VendorOption) == Name,
+		id: rewrite.NewIdentity(env, Name, AgentNames...),
 		calls: table.New(table.Config[callKey, *launch]{
 			Name:     "codex launch calls",
 			Budget:   env.Budget,
@@ -67,11 +64,7 @@ func newRewriter(env rewrite.Env) *rewriter {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	if !r.active {
-		if f.From == pipe.Agent && f.Kind() == pipe.Response {
-			name, _ := rawjson.LookupString(f.Raw, "result", "agentInfo", "name")
-			r.active = slices.Contains(AgentNames, name)
-		}
+	if !r.id.Known(f) {
 		return v, nil
 	}
 	switch f.Method() {

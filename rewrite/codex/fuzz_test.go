@@ -10,11 +10,12 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzRewrite feeds arbitrary agent frames to the codex module on a Codex
+// FuzzCodex feeds arbitrary agent frames to the codex module on a Codex
 // connection, each followed by a wait-call frame about the child thread
 // "T1": the module must never panic (P5 turns errors into forwarding),
-// never drop an object frame, and write only valid JSON for a valid JSON frame.
-func FuzzRewrite(f *testing.F) {
+// never drop an object frame, forward a frame it leaves alone byte for
+// byte (P1), and write only valid JSON for a valid JSON frame.
+func FuzzCodex(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"spawnAgent","status":"in_progress","rawInput":{"prompt":"p","senderThreadId":"S","receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"pendingInit"}}}}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"spawnAgent","status":"completed","rawInput":{"senderThreadId":1,"receiverThreadIds":[7],"agentsStates":[]},"_meta":"x"}}}`,
@@ -42,6 +43,9 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("frame dropped: %s", in)
 			}
 			for _, o := range outs {
+				if o.Op == "" && o.To == pipe.Client && !bytes.Equal(o.Frame, in) {
+					t.Fatalf("P1: a forwarded frame changed:\n%s\n%s", in, o.Frame)
+				}
 				if json.Valid(in) && !json.Valid(o.Frame) {
 					t.Fatalf("invalid JSON written for %s:\n%s", in, o.Frame)
 				}

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -58,22 +59,23 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.childEnd(f, sid, upd)
 	}
 	l.observe(upd)
-	out := f.Raw
+	snap, err := meta.SubagentEdit(f.Raw, &l.snap, "params", "update")
+	if err != nil {
+		return v, rewrite.RuleErrorf("V2", "%w", err)
+	}
+	var edits []rawjson.Edit
 	if hasTitle {
 		l.bareTitle = title == launchTitle
 	}
 	// V3: on every frame that carries the bare title, and on the first
 	// frame after the text became known when the title came without it.
 	if t := meta.Title("", deref(l.snap.Prompt)); t != "" && l.bareTitle && (hasTitle || !l.retitled) {
-		var err error
-		if out, err = rawjson.Set(out, rawjson.Text(t), "params", "update", "title"); err != nil {
-			return v, rewrite.RuleErrorf("V3", "setting the title: %w", err)
-		}
+		edits = append(edits, rawjson.Edit{Path: []string{"params", "update", "title"}, Value: rawjson.Text(t)})
 		l.retitled = true
 	}
-	out, err := meta.SetSubagent(out, &l.snap, "params", "update")
+	out, err := rawjson.SetAll(f.Raw, append(edits, snap)...)
 	if err != nil {
-		return v, rewrite.RuleErrorf("V2", "%w", err)
+		return v, rewrite.RuleErrorf("V2", "adding the snapshot and title: %w", err)
 	}
 	r.calls.Put(key, l)
 	v.Replace(out)
@@ -128,19 +130,27 @@ func (l *launch) childState(state []byte) bool {
 	if final(s.Status) {
 		return false // a final status is never replaced (P4)
 	}
-	before := string(s.JSON())
+	changed := false
 	status, ok := rawjson.LookupString(state, "status")
 	if ok && status != "" {
-		if s.Raw == nil {
-			s.Raw = map[string]json.RawMessage{}
+		raw := rawjson.Text(status)
+		if !bytes.Equal(s.Raw["agentStatus"], raw) {
+			if s.Raw == nil {
+				s.Raw = map[string]json.RawMessage{}
+			}
+			s.Raw["agentStatus"] = raw
+			changed = true
 		}
-		s.Raw["agentStatus"] = rawjson.Text(status)
+		before := s.Status
 		advance(s, childStatus(status))
+		changed = changed || s.Status != before
 	}
 	if status == "completed" || status == "errored" {
+		before := deref(s.ResultText)
 		setText(&s.ResultText, state, "message")
+		changed = changed || deref(s.ResultText) != before
 	}
-	return string(s.JSON()) != before
+	return changed
 }
 
 // childStatus maps a Codex agent status to the snapshot's (V6); "" for a

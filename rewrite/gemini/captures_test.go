@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -49,11 +49,7 @@ var captureCases = map[string]map[string]map[string]any{
 //     each call's last snapshot is the expected one; nothing is added;
 //   - P3: every frame the module changes matches the ACP schema.
 func TestCaptures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(capturesDir, "gemini", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	files := proxytest.Captures(t, capturesDir, "gemini", false)
 	if len(files) != len(captureCases) {
 		t.Errorf("%d captures, %d cases: every capture needs a case", len(files), len(captureCases))
 	}
@@ -69,15 +65,15 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := readRecords(t, data)
-			outs := route(t, recs, module(t))
-			plain := route(t, recs, inert())
+			recs := proxytest.ReadRecords(t, data)
+			outs := proxytest.Route(t, recs, module(t))
+			plain := proxytest.Route(t, recs, proxytest.Inert(module(t)))
 			if len(outs) != len(plain) {
 				t.Fatalf("%d outputs with the module, %d without: it must never add or drop frames", len(outs), len(plain))
 			}
 			for i, o := range outs {
 				p := plain[i]
-				launch := bytes.Contains(o.in.Frame, []byte(`"toolCallId":"invoke_agent__`))
+				launch := bytes.Contains(o.In.Frame, []byte(`"toolCallId":"invoke_agent__`))
 				if bytes.Equal(o.Frame, p.Frame) {
 					if launch && o.To == pipe.Client {
 						t.Errorf("V2: a launch-call frame reached the client without the snapshot: %s", o.Frame)
@@ -90,45 +86,20 @@ func TestCaptures(t *testing.T) {
 				if !bytes.Equal(withoutSnapshot(t, o.Frame), p.Frame) {
 					t.Errorf("P1: a launch-call frame changed beyond _meta:\n%s\n%s", p.Frame, o.Frame)
 				}
-				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
+				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
-			if got := snapshots(t, outs); !reflect.DeepEqual(got, want) {
+			if got := proxytest.Snapshots(t, outs); !reflect.DeepEqual(got, want) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(want, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
-			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", formatOutputs(outs))
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", proxytest.Format(outs))
 		})
 	}
 }
 
 // TestOtherVendors: on every other vendor's capture the module changes
-// nothing (V1): its output equals the output of a module that does
-// nothing, frame for frame.
+// nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(capturesDir, "*", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, path := range files {
-		if filepath.Base(filepath.Dir(path)) == "gemini" || strings.HasSuffix(path, ".replay.jsonl") {
-			continue
-		}
-		n++
-		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs := readRecords(t, data)
-			got, want := formatOutputs(route(t, recs, module(t))), formatOutputs(route(t, recs, inert()))
-			if !bytes.Equal(got, want) {
-				t.Errorf("the gemini module changed %s:\n%s", path, rewritetest.LineDiff(want, got))
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no other vendor's captures")
-	}
+	proxytest.NothingOnOthers(t, capturesDir, module(t))
 }

@@ -10,11 +10,12 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzRewrite feeds arbitrary agent frames to the gemini module on a
+// FuzzGemini feeds arbitrary agent frames to the gemini module on a
 // Gemini CLI connection, each followed by an update of a launch call: the
 // module must never panic (P5 turns errors into forwarding), never drop an
-// object frame, and write only valid JSON for a valid JSON frame.
-func FuzzRewrite(f *testing.F) {
+// object frame, forward a frame it leaves alone byte for byte (P1), and
+// write only valid JSON for a valid JSON frame.
+func FuzzGemini(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"invoke_agent__a_0","status":"in_progress","title":"Delegating to agent 'cli_help'","content":[],"kind":"think"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"completed","title":"Delegating to agent '","content":[{"type":"content","content":{"type":"text","text":7}}],"_meta":[]}}}`,
@@ -41,6 +42,9 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("frame dropped: %s", in)
 			}
 			for _, o := range outs {
+				if o.Op == "" && o.To == pipe.Client && !bytes.Equal(o.Frame, in) {
+					t.Fatalf("P1: a forwarded frame changed:\n%s\n%s", in, o.Frame)
+				}
 				if json.Valid(in) && !json.Valid(o.Frame) {
 					t.Fatalf("invalid JSON written for %s:\n%s", in, o.Frame)
 				}

@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -33,10 +32,12 @@ func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		Doc:  "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
-		// "agentInfo" is in the initialize result (V1); every frame of a
-		// launch call has a toolCallId opening with "invoke_agent__";
-		// "session/close" drops a session's state (P6).
-		Triggers: []string{`"agentInfo"`, `"` + launchPrefix, `"session/close"`},
+		// AgentInfoTrigger hands it the initialize result (V1); every frame of a
+		// launch call has a toolCallId opening with "invoke_agent__"
+		// (Gemini writes compact JSON); "session/close" drops a session's
+		// state (P6). Each holds an unescaped quote inside, so a chat
+		// message that mentions the words does not match.
+		Triggers: []string{rewrite.AgentInfoTrigger, `"toolCallId":"` + launchPrefix, `"session/close"`},
 		New:      func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
@@ -47,14 +48,14 @@ type callKey struct {
 }
 
 type rewriter struct {
-	// active is set once the agent is known to be Gemini CLI (V1).
-	active bool
-	calls  *table.Table[callKey, *meta.Subagent]
+	// id tells whether the agent is Gemini CLI (V1).
+	id    *rewrite.Identity
+	calls *table.Table[callKey, *meta.Subagent]
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		active: env.Settings.String(rewrite.VendorOption) == Name,
+		id: rewrite.NewIdentity(env, Name, AgentNames...),
 		calls: table.New(table.Config[callKey, *meta.Subagent]{
 			Name:    "gemini launch calls",
 			Budget:  env.Budget,
@@ -78,11 +79,7 @@ func logger(env rewrite.Env) *slog.Logger {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	if !r.active {
-		if f.From == pipe.Agent && f.Kind() == pipe.Response {
-			name, _ := rawjson.LookupString(f.Raw, "result", "agentInfo", "name")
-			r.active = slices.Contains(AgentNames, name)
-		}
+	if !r.id.Known(f) {
 		return v, nil
 	}
 	switch f.Method() {

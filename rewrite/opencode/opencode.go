@@ -38,7 +38,7 @@ func Module() rewrite.Module {
 			}
 			return &rewriter{
 				log:   env.Logger,
-				id:    rewrite.NewIdentity(env.Settings, Name, agentNames()...),
+				id:    rewrite.NewIdentity(env, Name, agentNames()...),
 				calls: launch.NewCalls(env),
 			}
 		},
@@ -54,7 +54,7 @@ type rewriter struct {
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	if r.id.Observe(f) || !r.id.Active() {
+	if !r.id.Known(f) {
 		return rewrite.Verdict{}, nil
 	}
 	env := f.Envelope()

@@ -42,7 +42,7 @@ func Module() rewrite.Module {
 			}
 			return &rewriter{
 				log:   env.Logger,
-				id:    rewrite.NewIdentity(env.Settings, Name, agentNames()...),
+				id:    rewrite.NewIdentity(env, Name, agentNames()...),
 				calls: launch.NewCalls(env),
 				children: table.New(table.Config[launch.Key, []byte]{Name: "child tool calls", Budget: env.Budget, Logger: env.Logger,
 					Size:    func(k launch.Key, p []byte) int64 { return int64(len(k.Session) + len(k.ToolCallID) + len(p)) },
@@ -65,7 +65,7 @@ type rewriter struct {
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	if r.id.Observe(f) || !r.id.Active() {
+	if !r.id.Known(f) {
 		return rewrite.Verdict{}, nil
 	}
 	env := f.Envelope()
