@@ -493,12 +493,9 @@ func (c *connection) endGroup() {
 // complete frame is ever held back (P2).
 func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	to := from.Other()
-	rd := pipe.NewReader(flushBeforeRead{r: r, flush: func() {
-		c.flush(to)
-		if c.cfg.Router.Capture != nil {
-			_ = c.cfg.Router.Capture.Flush()
-		}
-	}})
+	// The capture is not flushed here: its writer flushes by itself, and
+	// waiting for its disk would make the session wait (R1).
+	rd := pipe.NewReader(flushBeforeRead{r: r, flush: func() { c.flush(to) }})
 	var outs []Out
 	for {
 		frame, err := rd.ReadFrame()

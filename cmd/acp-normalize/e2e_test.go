@@ -297,7 +297,12 @@ func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
 func TestE2EKillEscalation(t *testing.T) {
 	t.Parallel()
 	// F5: stdin EOF, grace, SIGTERM (ignored), grace, SIGKILL.
-	s := start(t, script(t, "ignore-term", "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
+	s := start(t, script(t, "ignore-term", `out {"jsonrpc":"2.0","method":"_test/ready"}`, "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
+	// The agent says it ignores SIGTERM before stdin closes: on a loaded
+	// machine the grace could otherwise run out before it got that far.
+	if l := s.readLine(); !strings.Contains(l, `_test/ready`) {
+		t.Fatalf("first line %q, want the agent's ready marker", l)
+	}
 	s.stdin.Close()
 	if code := s.wait(20 * time.Second); code != 128+9 {
 		t.Fatalf("exit code %d, want 137; stderr:\n%s", code, s.stderr.String())

@@ -1,0 +1,58 @@
+package pipe
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValidJSON(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     bool
+	}{
+		{"object", `{"a":[1,-2.5e+3,true,false,null,"x\u00e9\n"],"b":{}}`, true},
+		{"spaces around", " \t\r\n[ ]\n", true},
+		{"empty", ``, false},
+		{"two values", `{} {}`, false},
+		{"trailing comma", `[1,]`, false},
+		{"leading zero", `01`, false},
+		{"bare minus", `-`, false},
+		{"dot without digits", `1.`, false},
+		{"exponent without digits", `1e+`, false},
+		{"control character in string", "\"a\tb\"", false},
+		{"bad escape", `"\x"`, false},
+		{"short unicode escape", `"\u12"`, false},
+		{"unterminated string", `"abc`, false},
+		{"invalid utf-8 accepted as json.Valid does", "\"\xff\"", true},
+		{"missing colon", `{"a" 1}`, false},
+		{"key not a string", `{1:2}`, false},
+		{"mismatched close", `[}`, false},
+		{"bad literal", `nul`, false},
+		{"deep at the limit", strings.Repeat("[", maxValidDepth) + strings.Repeat("]", maxValidDepth), true},
+		{"deeper than a capture line can hold", strings.Repeat("[", maxValidDepth+1) + strings.Repeat("]", maxValidDepth+1), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := validJSON([]byte(tt.in)); got != tt.want {
+				t.Fatalf("validJSON(%.40q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzValidJSON: validJSON agrees with encoding/json.Valid (below the
+// depth limit).
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,"\u00e9"]}`, `[`, `"\`, `-0.0E+1`, `{"a":}`, `[1 2]`, ` null `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if strings.Count(string(b), "[")+strings.Count(string(b), "{") >= maxValidDepth {
+			return
+		}
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}
