@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 )
 
@@ -130,4 +131,36 @@ func TestTriggerIndexUnknownMethods(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTriggerIndexUnknownMethods checks the trigger of
+// Module.UnknownMethods against a regular expression: the module matches
+// when some "method" key holds a string that is neither standard nor
+// '_'-prefixed (an escape makes it unknown: the module decodes it).
+func FuzzTriggerIndexUnknownMethods(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`,
+		`{"method" : "craft/x"}`,
+		`{"method":"_a","x":"\"method\":\"b\""}`,
+		`{"method":"session\/update"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	mods := triggerModules(nil)
+	mods[0].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
+	std := NewMethodFilter()
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		want := uint64(0)
+		for i := range frame { // at every quote, as the index looks
+			m := re.FindSubmatch(frame[i:])
+			if m != nil && (bytes.IndexByte(m[1], '\\') >= 0 || std.Unknown(string(m[1]))) {
+				want = 1
+			}
+		}
+		if got := x.Match(frame); got != want {
+			t.Fatalf("Match(%q) = %b, the expression says %b", frame, got, want)
+		}
+	})
 }
