@@ -103,7 +103,7 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 	defer cancel()
 
 	var sessionID acp.SessionId
-	var stops, want []string
+	var stops []string
 	for _, r := range recordedClientRequests(t, capture) {
 		method, params := r[0], []byte(r[1])
 		var err error
@@ -150,9 +150,7 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 	case <-ctx.Done():
 		t.Fatalf("proxy did not exit after client EOF (stderr: %s)", stderr.String())
 	}
-	for _, s := range readCaptureFacts(t, capture).stopReasons {
-		want = append(want, s)
-	}
+	want := readCaptureFacts(t, capture).stopReasons
 	if strings.Join(stops, ",") != strings.Join(want, ",") {
 		t.Errorf("stop reasons %v, want the recorded %v", stops, want)
 	}
