@@ -249,7 +249,14 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	}()
 
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
-	c.until(`"id":0`, `"acp-normalize":{"modules":["cursor","claude"`)
+	// The whole module list, also when nested: the inner proxy's modules
+	// are off in the outer one, which still lists them.
+	var names []string
+	for _, m := range allModules() {
+		names = append(names, m.Name)
+	}
+	advertised, _ := json.Marshal(names)
+	c.until(`"id":0`, `"acp-normalize":{"modules":`+string(advertised))
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
 	c.until(`"id":1`, cursorSession)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + cursorSession + `","prompt":[{"type":"text","text":"count the go files"}]}}`)
