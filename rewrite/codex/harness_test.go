@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // module is the module under test, configured with settings
 // ("name=value" or a bool option's name).
 func module(t testing.TB, settings ...string) rewrite.Module {
-	return proxytest.Configured(t, codex.Module(), settings...)
+	return moduletest.Configured(t, codex.Module(), settings...)
 }
 
 // withoutAdditions removes what the module may add to a launch-call frame

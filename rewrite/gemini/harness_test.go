@@ -3,17 +3,17 @@ package gemini_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // module is the module under test, configured with settings
 // ("name=value" or a bool option's name).
 func module(t testing.TB, settings ...string) rewrite.Module {
-	return proxytest.Configured(t, gemini.Module(), settings...)
+	return moduletest.Configured(t, gemini.Module(), settings...)
 }
 
 // withoutSnapshot removes the snapshot the module adds to a launch-call

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // CaptureWant is what a vendor module must make of one real capture.
@@ -168,4 +170,45 @@ func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
 		out[key] = snap
 	}
 	return out
+}
+
+// Captures lists the whole-session captures of vendor under dir
+// (dir/<vendor>/*.jsonl, the .replay.jsonl goldens left out); with
+// others set, every other vendor's instead.
+func Captures(t testing.TB, dir, vendor string, others bool) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".replay.jsonl") || (filepath.Base(filepath.Dir(f)) == vendor) == others {
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no captures under %s (vendor %s, others %v)", dir, vendor, others)
+	}
+	return out
+}
+
+// NothingOnOthers checks rule V1 on real data: on every capture under dir
+// of a vendor other than m's, m's output equals, byte for byte, that of a
+// module that does nothing.
+func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
+	for _, path := range Captures(t, dir, m.Name, true) {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := ReadRecords(t, data)
+			got, want := Format(Route(t, recs, nil, m)), Format(Route(t, recs, nil, Inert(m.Name)))
+			if !bytes.Equal(got, want) {
+				t.Errorf("module %s changed %s:\n%s", m.Name, path, rewritetest.LineDiff(want, got))
+			}
+		})
+	}
 }
