@@ -54,16 +54,7 @@ type Calls struct {
 
 // NewCalls returns an empty table of launch calls for env's connection.
 func NewCalls(env rewrite.Env) *Calls {
-	return &Calls{t: table.New(table.Config[Key, *Call]{
-		Name:   "launch calls",
-		Budget: env.Budget,
-		Logger: env.Logger,
-		Size: func(k Key, c *Call) int64 {
-			return int64(len(k.Session)+len(k.ToolCallID)+len(c.bare)) + c.Snap.Bytes()
-		},
-		Session:  func(k Key, _ *Call) string { return k.Session },
-		Describe: func(k Key, _ *Call) []any { return []any{"sessionId", k.Session, "toolCallId", k.ToolCallID} },
-	})}
+	return &Calls{t: NewTable(env, "launch calls", func(c *Call) int64 { return int64(len(c.bare)) + c.Snap.Bytes() })}
 }
 
 // Get returns the call k, if known.

@@ -33,9 +33,7 @@ func Module() rewrite.Module {
 			`"session/close"`,        // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			if env.Logger == nil {
-				env.Logger = slog.New(slog.DiscardHandler)
-			}
+			env.Logger = env.Log()
 			return &rewriter{
 				log:   env.Logger,
 				id:    rewrite.NewIdentity(env, Name, agentNames()...),
@@ -57,14 +55,11 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if !r.id.Known(f) {
 		return rewrite.Verdict{}, nil
 	}
-	env := f.Envelope()
-	switch {
-	case f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update"):
+	if env := f.Envelope(); f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update") {
 		return r.sessionUpdate(f)
-	case f.From == pipe.Client && env.MethodIs("session/close"):
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok {
-			r.calls.DropSession(sid, r.log)
-		}
+	}
+	if sid, ok := rewrite.ClosedSession(f); ok {
+		r.calls.DropSession(sid, r.log)
 	}
 	return rewrite.Verdict{}, nil
 }
@@ -72,22 +67,13 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // sessionUpdate handles the agent's tool calls.
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	update, ok := f.Lookup("params", "update")
-	if !ok || rawjson.FirstByte(update) != '{' {
+	tc, ok := launch.ToolCallOf(f)
+	if !ok || tc.Key.ToolCallID == "" {
 		return v, nil
 	}
-	tag, _ := rawjson.LookupString(update, "sessionUpdate")
-	if tag != "tool_call" && tag != "tool_call_update" {
-		return v, nil
-	}
-	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
-	id, _ := rawjson.LookupString(update, "toolCallId")
-	if id == "" {
-		return v, nil
-	}
-	key := launch.Key{Session: sid, ToolCallID: id}
+	update, key := tc.Update, tc.Key
 	c, known := r.calls.Get(key)
-	if tag == "tool_call" {
+	if tc.Starts() {
 		// A tool call starts a call: it is a launch only when its first
 		// title is the tool's name (V2); an id reused by another tool
 		// ends the old entry.

@@ -37,9 +37,7 @@ func Module() rewrite.Module {
 			`"session/close"`,              // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			if env.Logger == nil {
-				env.Logger = slog.New(slog.DiscardHandler)
-			}
+			env.Logger = env.Log()
 			return &rewriter{
 				log:   env.Logger,
 				id:    rewrite.NewIdentity(env, Name, agentNames()...),
@@ -74,11 +72,10 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.sessionUpdate(f)
 	case f.From == pipe.Agent && env.Kind == pipe.Request && env.MethodIs("session/request_permission"):
 		return r.permission(f)
-	case f.From == pipe.Client && env.MethodIs("session/close"):
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok {
-			r.calls.DropSession(sid, r.log)
-			r.children.DropSession(sid)
-		}
+	}
+	if sid, ok := rewrite.ClosedSession(f); ok {
+		r.calls.DropSession(sid, r.log)
+		r.children.DropSession(sid)
 	}
 	return rewrite.Verdict{}, nil
 }
