@@ -99,21 +99,14 @@ func chatContent(raw json.RawMessage) (string, error) {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	var includeUsage bool
+	decode := func(body []byte) (req *Request, err error) {
+		req, includeUsage, err = decodeChat(body)
+		return req, err
+	}
+	req, turn, ok := s.request(w, r, decode, "call_fake_")
 	if !ok {
 		return
-	}
-	req, includeUsage, err := decodeChat(body)
-	if err != nil {
-		s.logRequest(r, body, "bad-request")
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	turn := s.decide(r, body, req)
-	for i := range turn.ToolCalls {
-		if turn.ToolCalls[i].ID == "" {
-			turn.ToolCalls[i].ID = s.nextID("call_fake_")
-		}
 	}
 	id := s.nextID("chatcmpl-fake-")
 	if req.Stream {

@@ -179,21 +179,9 @@ func responsesText(raw json.RawMessage) (string, error) {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	req, turn, ok := s.request(w, r, decodeResponses, "call_fake_")
 	if !ok {
 		return
-	}
-	req, err := decodeResponses(body)
-	if err != nil {
-		s.logRequest(r, body, "bad-request")
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	turn := s.decide(r, body, req)
-	for i := range turn.ToolCalls {
-		if turn.ToolCalls[i].ID == "" {
-			turn.ToolCalls[i].ID = s.nextID("call_fake_")
-		}
 	}
 	id := s.nextID("resp_fake_")
 	items := responsesItems(id, req, turn)
