@@ -73,8 +73,21 @@ func decodeChat(body []byte) (*Request, bool, error) {
 	return req, includeUsage, nil
 }
 
-// chatContent reads a content value: null, a string or a list of parts.
+// chatContent reads a content value: null, a string or a list of parts,
+// of which the "text" ones count.
 func chatContent(raw json.RawMessage) (string, error) {
+	return partsText(raw, func(p textPart) bool { return p.Type == "text" })
+}
+
+// textPart is one part of a content value that is a list.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// partsText reads a content value: null, a string, or a list of parts
+// whose texts it joins with newlines, the parts keep accepts.
+func partsText(raw json.RawMessage, keep func(textPart) bool) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -82,16 +95,13 @@ func chatContent(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []textPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", err
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		if keep(p) {
 			texts = append(texts, p.Text)
 		}
 	}

@@ -156,26 +156,7 @@ func nonEmpty(texts ...string) []string {
 // responsesText reads a content or output value: null, a string or a list
 // of parts with text.
 func responsesText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", err
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), nil
+	return partsText(raw, func(p textPart) bool { return p.Text != "" })
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
