@@ -98,14 +98,10 @@ func (l *spawnCall) observe(upd []byte) {
 		}
 	}
 	acp, _ := rawjson.LookupString(upd, "status")
-	switch acp {
-	case "pending":
-		advance(s, meta.StatusPending)
-	case "in_progress":
-		advance(s, meta.StatusRunning)
-	case "failed":
-		advance(s, meta.StatusFailed)
-	case "completed":
+	switch to := meta.FromToolCall(acp); to {
+	default:
+		advance(s, to)
+	case meta.StatusCompleted:
 		// The spawn call completes at once while the child goes on,
 		// unless the child's own state is already final (V6).
 		if s.Status.Rank() < 3 {

@@ -102,18 +102,12 @@ func observe(s *meta.Subagent, upd []byte) {
 		}
 	}
 	status, _ := rawjson.LookupString(upd, "status")
-	switch status {
-	case "pending":
-		advance(s, meta.StatusPending)
-	case "in_progress":
-		advance(s, meta.StatusRunning)
-	case "completed":
-		advance(s, meta.StatusCompleted)
+	to := meta.FromToolCall(status)
+	advance(s, to)
+	if to == meta.StatusCompleted {
 		if text := contentText(upd); text != "" {
 			s.ResultText = &text
 		}
-	case "failed":
-		advance(s, meta.StatusFailed)
 	}
 }
 

@@ -110,7 +110,7 @@ func absorb(s *meta.Subagent, update []byte) {
 		launch.SetBool(&s.Background, in, "background")
 	}
 	st, _ := rawjson.LookupString(update, "status")
-	frameStatus := status(st)
+	frameStatus := meta.FromToolCall(st) // V6
 	if md, ok := rawjson.Lookup(update, "rawOutput", "metadata"); ok && rawjson.FirstByte(md) == '{' {
 		launch.SetText(&s.ChildSessionID, md, "sessionId")
 		launch.SetText(&s.AgentID, md, "jobId")
@@ -164,19 +164,4 @@ func taskResult(update []byte) (string, bool) {
 	}
 	body = strings.TrimSpace(body)
 	return body, body != ""
-}
-
-// status maps OpenCode's ACP states to rule M's (V6).
-func status(s string) meta.Status {
-	switch s {
-	case "pending":
-		return meta.StatusPending
-	case "in_progress":
-		return meta.StatusRunning
-	case "completed":
-		return meta.StatusCompleted
-	case "failed":
-		return meta.StatusFailed
-	}
-	return ""
 }
