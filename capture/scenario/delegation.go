@@ -16,6 +16,28 @@ const Marker = "[subtask-marker]"
 // scripts' subagents report.
 const NotesFirstLine = "alpha: the first line of the notes file"
 
+// What the scripted models say, the same for every vendor whose script
+// is a Delegation of the notes task.
+const (
+	// childFinal is the subagent's answer.
+	childFinal = "First line of notes.txt: " + NotesFirstLine
+	// reportFinal is the main agent's answer, relaying the subagent's.
+	reportFinal = "The subagent reports: " + NotesFirstLine
+	// readPrompt is the task the main agent hands its subagent.
+	readPrompt = "Read the file notes.txt in the workspace and report its first line."
+)
+
+// launchArgs are the usual arguments of a subagent launch of the notes
+// task: the description, the prompt (behind Marker) and the subagent
+// type; a vendor adds its own background argument.
+func launchArgs(subagentType, prompt string) map[string]any {
+	return map[string]any{
+		"description":   "Read notes file",
+		"prompt":        Marker + " " + prompt,
+		"subagent_type": subagentType,
+	}
+}
+
 // Scenario is one recordable session: the model script and the prompt.
 type Scenario struct {
 	Script *fakemodel.Script
