@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"log/slog"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -33,19 +32,13 @@ func Module() rewrite.Module {
 			`"session/close"`,        // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			env.Logger = env.Log()
-			return &rewriter{
-				log:   env.Logger,
-				id:    rewrite.NewIdentity(env, Name, agentNames()...),
-				calls: launch.NewCalls(env),
-			}
+			return &rewriter{id: rewrite.NewIdentity(env, Name, agentNames()...), calls: launch.NewCalls(env)}
 		},
 	}
 }
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
 	id    *rewrite.Identity
 	calls *launch.Calls
 }
@@ -58,9 +51,7 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if env := f.Envelope(); f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update") {
 		return r.sessionUpdate(f)
 	}
-	if sid, ok := rewrite.ClosedSession(f); ok {
-		r.calls.DropSession(sid, r.log)
-	}
+	r.calls.DropClosed(f)
 	return rewrite.Verdict{}, nil
 }
 

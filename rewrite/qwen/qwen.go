@@ -2,7 +2,6 @@ package qwen
 
 import (
 	"bytes"
-	"log/slog"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -37,9 +36,7 @@ func Module() rewrite.Module {
 			`"session/close"`,              // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			env.Logger = env.Log()
 			return &rewriter{
-				log:   env.Logger,
 				id:    rewrite.NewIdentity(env, Name, agentNames()...),
 				calls: launch.NewCalls(env),
 				children: table.New(table.Config[launch.Key, []byte]{Name: "child tool calls", Budget: env.Budget, Logger: env.Logger,
@@ -52,7 +49,6 @@ func Module() rewrite.Module {
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
 	id    *rewrite.Identity
 	calls *launch.Calls
 	// children maps a child tool call to its launch call's id, as the
@@ -73,8 +69,7 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	case f.From == pipe.Agent && env.Kind == pipe.Request && env.MethodIs("session/request_permission"):
 		return r.permission(f)
 	}
-	if sid, ok := rewrite.ClosedSession(f); ok {
-		r.calls.DropSession(sid, r.log)
+	if sid, ok := r.calls.DropClosed(f); ok {
 		r.children.DropSession(sid)
 	}
 	return rewrite.Verdict{}, nil
