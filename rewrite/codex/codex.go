@@ -44,15 +44,5 @@ func newRewriter(env rewrite.Env) *rewriter {
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	if !r.id.Known(f) {
-		return v, nil
-	}
-	if f.Method() == "session/update" {
-		return r.update(f)
-	}
-	if sid, ok := rewrite.ClosedSession(f); ok {
-		r.calls.DropSession(sid)
-	}
-	return v, nil
+	return launch.Route(f, r.id, r.calls, r.update)
 }

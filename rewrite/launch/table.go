@@ -21,6 +21,31 @@ func NewTable[V any](env rewrite.Env, name string, size func(V) int64) *table.Ta
 	})
 }
 
+// DropClosed forgets the entries of the session a client's session/close
+// ends (P6), and returns that session's id; false for any other frame.
+func DropClosed[V any](f *rewrite.Frame, t *table.Table[Key, V]) (string, bool) {
+	sid, ok := rewrite.ClosedSession(f)
+	if ok {
+		t.DropSession(sid)
+	}
+	return sid, ok
+}
+
+// Route is the Rewrite of a vendor module that changes only session/update
+// notifications: nothing until id knows the agent (V1), then update for a
+// session/update, and a client's session/close drops the session's calls
+// (P6).
+func Route[V any](f *rewrite.Frame, id *rewrite.Identity, calls *table.Table[Key, V], update func(*rewrite.Frame) (rewrite.Verdict, error)) (rewrite.Verdict, error) {
+	if !id.Known(f) {
+		return rewrite.Verdict{}, nil
+	}
+	if f.Method() == "session/update" {
+		return update(f)
+	}
+	DropClosed(f, calls)
+	return rewrite.Verdict{}, nil
+}
+
 // ToolCall is a session/update about one tool call.
 type ToolCall struct {
 	// Update is the frame's params.update object.

@@ -52,3 +52,41 @@ func TestNewTableCountsKeyAndValue(t *testing.T) {
 		t.Error("the other session's call was dropped (P6)")
 	}
 }
+
+func TestRoute(t *testing.T) {
+	const (
+		update = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{}}}`
+		closeS = `{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"S"}}`
+		other  = `{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"S"}}`
+	)
+	tests := []struct {
+		name        string
+		vendor      string // --vendor
+		from        pipe.Side
+		frame       string
+		wantUpdates int
+		wantCalls   int
+	}{
+		{"unknown agent: nothing", "", pipe.Agent, update, 0, 1},
+		{"unknown agent: close keeps state", "", pipe.Client, closeS, 0, 1},
+		{"known agent: update handled", "test", pipe.Agent, update, 1, 1},
+		{"known agent: close drops the session", "test", pipe.Client, closeS, 0, 0},
+		{"known agent: other frame ignored", "test", pipe.Client, other, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := rewrite.Env{Settings: rewrite.Settings{rewrite.VendorOption: tt.vendor}}
+			id := rewrite.NewIdentity(env, "test")
+			calls := launch.NewTable(env, "test calls", func(int) int64 { return 0 })
+			calls.Put(launch.Key{Session: "S", ToolCallID: "T"}, 1)
+			updates := 0
+			handle := func(*rewrite.Frame) (rewrite.Verdict, error) { updates++; return rewrite.Verdict{}, nil }
+			if _, err := launch.Route(&rewrite.Frame{From: tt.from, Raw: []byte(tt.frame)}, id, calls, handle); err != nil {
+				t.Fatal(err)
+			}
+			if updates != tt.wantUpdates || calls.Len() != tt.wantCalls {
+				t.Errorf("update called %d times, %d calls left; want %d, %d", updates, calls.Len(), tt.wantUpdates, tt.wantCalls)
+			}
+		})
+	}
+}

@@ -95,10 +95,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 // frame omits keeps its value (V2).
 func absorb(s *meta.Subagent, update []byte) {
 	if in, ok := rawjson.Lookup(update, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
-		launch.SetText(&s.Description, in, "description")
-		launch.SetText(&s.Prompt, in, "prompt")
-		launch.SetText(&s.SubagentType, in, "subagent_type")
-		launch.SetBool(&s.Background, in, "background")
+		launch.SetTaskInput(s, in, "background")
 	}
 	st, _ := rawjson.LookupString(update, "status")
 	frameStatus := meta.FromToolCall(st) // V6

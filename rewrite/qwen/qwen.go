@@ -113,8 +113,16 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			v.Send(pipe.Client, emit)
 		}
 	}
+	return linked(v, f, out, parent, "params", "update")
+}
+
+// linked finishes v for frame f, out being f with what the module added:
+// the object at obj gets its parentToolCallId when parent is set (V4),
+// and the frame is replaced when it changed.
+func linked(v rewrite.Verdict, f *rewrite.Frame, out, parent []byte, obj ...string) (rewrite.Verdict, error) {
 	if parent != nil {
-		if out, err = meta.SetParent(out, parent, "params", "update"); err != nil {
+		var err error
+		if out, err = meta.SetParent(out, parent, obj...); err != nil {
 			return v, rewrite.RuleErrorf("V4", "%w", err)
 		}
 	}
@@ -171,15 +179,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if parent == nil {
 		parent, _ = r.children.Get(key)
 	}
-	if parent != nil {
-		if out, err = meta.SetParent(out, parent, "params", "toolCall"); err != nil {
-			return v, rewrite.RuleErrorf("V4", "%w", err)
-		}
-	}
-	if len(out) != len(f.Raw) {
-		v.Replace(out)
-	}
-	return v, nil
+	return linked(v, f, out, parent, "params", "toolCall")
 }
 
 // backgroundResult applies a chunk's _meta.backgroundTask to the launch
