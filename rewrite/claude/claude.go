@@ -122,18 +122,25 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap *meta.Subagent
+	var c *call
 	if tag == "tool_call" || tag == "tool_call_update" {
 		session, _ := f.Lookup("params", "sessionId")
-		c, err := r.observe(session, update, cc, tag == "tool_call", false)
-		if err != nil {
+		if c, err = r.observe(session, update, cc, tag == "tool_call", false); err != nil {
 			return rewrite.Verdict{}, err
 		}
-		if c != nil {
-			snap = c.snapshot()
-		}
 	}
-	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "update")
+	return r.annotated(f, c, parent, hasParent, "params", "update")
+}
+
+// annotated gives the object at obj of f the snapshot of c, when f is a
+// frame of launch call c, and the parent link of a child frame;
+// after a child frame comes the launch call's running update (L6).
+func (r *rewriter) annotated(f *rewrite.Frame, c *call, parent []byte, hasParent bool, obj ...string) (rewrite.Verdict, error) {
+	var snap *meta.Subagent
+	if c != nil {
+		snap = c.snapshot()
+	}
+	v, err := annotate(f.Raw, snap, parent, hasParent, obj...)
 	if err != nil || !hasParent {
 		return v, err
 	}
@@ -178,15 +185,7 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap *meta.Subagent
-	if c != nil {
-		snap = c.snapshot()
-	}
-	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "toolCall")
-	if err != nil || !hasParent {
-		return v, err
-	}
-	return r.afterChild(f, v, parent)
+	return r.annotated(f, c, parent, hasParent, "params", "toolCall")
 }
 
 // parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
