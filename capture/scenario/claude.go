@@ -7,13 +7,6 @@ import "path/filepath"
 // launch is asynchronous (background).
 func claude(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
-	launch := func(prompt string, foreground bool) map[string]any {
-		args := launchArgs("general-purpose", prompt)
-		if foreground {
-			args["run_in_background"] = false
-		}
-		return args
-	}
 	read := call("Read", map[string]any{"file_path": notes})
 	shell := call("Bash", map[string]any{"command": "cp notes.txt notes-copy.txt", "description": "Copy the notes file"})
 	// In "auto" mode Claude Code has the model grade each action first
@@ -23,20 +16,20 @@ func claude(p Params) map[string]Scenario {
 	return map[string]Scenario{
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent and tell me its first line.",
-			Script: Delegation{Extra: extra, LaunchTool: "Agent", LaunchArgs: launch(readPrompt, true),
+			Script: Delegation{Extra: extra, LaunchTool: "Agent", LaunchArgs: launchArgs("general-purpose", readPrompt, map[string]any{"run_in_background": false}),
 				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal,
 				HandbackTool: "SubagentHandback", HandbackArg: "message"}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
-			Script: Delegation{Extra: extra, LaunchTool: "Agent", LaunchArgs: launch(readPrompt, false),
+			Script: Delegation{Extra: extra, LaunchTool: "Agent", LaunchArgs: launchArgs("general-purpose", readPrompt, nil),
 				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal,
 				HandbackTool: "SubagentHandback", HandbackArg: "message"}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (using the shell) and tell me the first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "Agent",
-				LaunchArgs: launch("[use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line.", true),
+				LaunchArgs: launchArgs("general-purpose", "[use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line.", map[string]any{"run_in_background": false}),
 				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal,
 				HandbackTool: "SubagentHandback", HandbackArg: "message"}.Script(),
 		},

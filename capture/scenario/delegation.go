@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -29,13 +30,15 @@ const (
 
 // launchArgs are the usual arguments of a subagent launch of the notes
 // task: the description, the prompt (behind Marker) and the subagent
-// type; a vendor adds its own background argument.
-func launchArgs(subagentType, prompt string) map[string]any {
-	return map[string]any{
+// type, with a vendor's own (its background flag) from extra.
+func launchArgs(subagentType, prompt string, extra map[string]any) map[string]any {
+	args := map[string]any{
 		"description":   "Read notes file",
 		"prompt":        Marker + " " + prompt,
 		"subagent_type": subagentType,
 	}
+	maps.Copy(args, extra)
+	return args
 }
 
 // Scenario is one recordable session: the model script and the prompt.

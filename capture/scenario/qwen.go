@@ -16,9 +16,7 @@ func qwen(p Params) map[string]Scenario {
 		textRule("memory", "Managed memory", "Nothing to save."),
 	}
 	launch := func(background bool, prompt string) map[string]any {
-		args := launchArgs("general-purpose", prompt)
-		args["run_in_background"] = background
-		return args
+		return launchArgs("general-purpose", prompt, map[string]any{"run_in_background": background})
 	}
 	read := call("read_file", map[string]any{"file_path": notes})
 	shell := call("run_shell_command", map[string]any{
