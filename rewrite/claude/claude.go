@@ -115,10 +115,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	case "subagent_update", "session_message":
 		return rewrite.Verdict{}, nil // native subagent sessions pass through (L5, S3)
 	}
-	if rawjson.FirstByte(cc) != '{' {
-		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "_meta.claudeCode is not an object")
-	}
-	parent, hasParent, err := parentOf(cc)
+	parent, hasParent, err := parentOf(cc, "_meta.claudeCode")
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
@@ -173,10 +170,7 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	if !ok {
 		return rewrite.Verdict{}, nil
 	}
-	if rawjson.FirstByte(cc) != '{' {
-		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "toolCall._meta.claudeCode is not an object")
-	}
-	parent, hasParent, err := parentOf(cc)
+	parent, hasParent, err := parentOf(cc, "toolCall._meta.claudeCode")
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
@@ -188,10 +182,15 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	return r.annotated(f, c, parent, hasParent, "params", "toolCall")
 }
 
-// parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
-// null or empty parentToolUseId names no parent: it is treated as absent,
-// so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
-func parentOf(cc []byte) (raw []byte, ok bool, err error) {
+// parentOf returns the raw JSON string of claudeCode.parentToolUseId,
+// cc being the claudeCode object found at where (an error when it is no
+// object). A null or empty parentToolUseId names no parent: it is treated
+// as absent, so that no parentToolCallId:"" is invented (P4) on a
+// main-agent frame.
+func parentOf(cc []byte, where string) (raw []byte, ok bool, err error) {
+	if rawjson.FirstByte(cc) != '{' {
+		return nil, false, rewrite.RuleErrorf("L4", "%s is not an object", where)
+	}
 	p, ok := rawjson.Lookup(cc, "parentToolUseId")
 	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil
