@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -76,7 +77,7 @@ func TestCap(t *testing.T) {
 	for _, id := range []string{"t3", "t2", "t1"} {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call_update", `{"prompt":"p"}`)})
 	}
-	outs := route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
+	outs := moduletest.Route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
 	if len(outs) != 6 {
 		t.Fatalf("%d outputs", len(outs))
 	}
@@ -120,7 +121,7 @@ func TestCapDefault(t *testing.T) {
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t1", "tool_call_update", `{}`)},
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t0", "tool_call_update", `{}`)},
 	)
-	outs := route(t, recs, nil, claude.Module(claude.Config{}))
+	outs := moduletest.Route(t, recs, nil, claude.Module(claude.Config{}))
 	if d := snapshotOf(t, outs[len(outs)-2].Frame)["description"]; d != "d" {
 		t.Errorf("call 1 of 1025 lost its state: description %v", d)
 	}
@@ -134,7 +135,7 @@ func TestCapDefault(t *testing.T) {
 func TestFailOpenLogged(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
-	outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
+	outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
 	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 		t.Fatalf("not forwarded unchanged: %+v", outs)
 	}
@@ -243,7 +244,7 @@ func TestLaunchOrders(t *testing.T) {
 			for _, s := range tc.steps {
 				recs = append(recs, pipe.Record{From: pipe.Agent, Frame: []byte(s.frame)})
 			}
-			outs := route(t, recs, nil, claudeModule())
+			outs := moduletest.Route(t, recs, nil, claudeModule())
 			if len(outs) != len(tc.steps) {
 				t.Fatalf("%d outputs for %d frames", len(outs), len(tc.steps))
 			}
@@ -280,7 +281,7 @@ func TestNoParent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := rewritetest.NewLogRecorder()
 			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
-			outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
 			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 				t.Fatalf("not forwarded unchanged: %+v", outs)
 			}
