@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,6 +210,33 @@ func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("module %s changed %s:\n%s", m.Name, path, rewritetest.LineDiff(want, got))
 			}
+		})
+	}
+}
+
+// CheckCaptures runs CheckCapture on every recording dir/*.jsonl (the
+// .replay.jsonl goldens left out) with the case named by its file name,
+// fails on a recording without a case, and compares the replay through
+// mod alone with the .replay.jsonl golden beside the recording, byte for
+// byte (R3; go test -update rewrites it).
+func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[string]CaptureWant) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) == 0 {
+		t.Fatalf("no recordings under %s", dir)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := cases[name]
+			if !ok {
+				t.Fatalf("recording %s has no case", name)
+			}
+			outs := CheckCapture(t, f, mod, want)
+			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
 		})
 	}
 }
