@@ -44,25 +44,14 @@ func TestModule(t *testing.T) {
 	if m.Name != claude.Name {
 		t.Errorf("name %q", m.Name)
 	}
-	cases := []struct {
-		name  string
-		frame string
-		want  bool
-	}{
-		{"main agent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, false},
-		{"chunk quoting claudeCode", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, false},
-		{"subagent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, true},
-		{"launch call", string(launchFrame("s", "t", "tool_call", `{}`)), true},
-		{"session/close", `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}`, true},
-		{"cursor task", `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}`, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := rewritetest.Triggered(m, []byte(tc.frame)); got != tc.want {
-				t.Errorf("Triggered = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	rewritetest.CheckTriggers(t, m, []rewritetest.TriggerCase{
+		{Name: "main agent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, Want: false},
+		{Name: "chunk quoting claudeCode", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, Want: false},
+		{Name: "subagent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, Want: true},
+		{Name: "launch call", Frame: string(launchFrame("s", "t", "tool_call", `{}`)), Want: true},
+		{Name: "session/close", Frame: `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}`, Want: true},
+		{Name: "cursor task", Frame: `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}`, Want: false},
+	})
 }
 
 // TestCap pins P6: with a cap of 2, a third launch call drops the oldest
