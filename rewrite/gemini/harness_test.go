@@ -5,9 +5,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
-	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // module is the module under test, configured with settings
@@ -20,14 +18,5 @@ func module(t testing.TB, settings ...string) rewrite.Module {
 // frame (and a _meta it left empty), for comparing the rest.
 func withoutSnapshot(t testing.TB, frame []byte) []byte {
 	t.Helper()
-	out, err := rawjson.Delete(frame, "params", "update", "_meta", meta.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, ok := rawjson.Lookup(out, "params", "update", "_meta"); ok && string(m) == "{}" {
-		if out, err = rawjson.Delete(out, "params", "update", "_meta"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return moduletest.WithoutMeta(t, frame, "params", "update")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
@@ -239,4 +240,21 @@ func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[strin
 			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
 		})
 	}
+}
+
+// WithoutMeta returns frame without the _meta["acp-normalize"] member of
+// the object at obj, and without that object's _meta when nothing else
+// is left in it: the frame as it was before a module added a snapshot.
+func WithoutMeta(t testing.TB, frame []byte, obj ...string) []byte {
+	t.Helper()
+	out, err := rawjson.Delete(frame, append(obj, "_meta", meta.Key)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := rawjson.Lookup(out, append(obj, "_meta")...); ok && string(m) == "{}" {
+		if out, err = rawjson.Delete(out, append(obj, "_meta")...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
