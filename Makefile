@@ -8,7 +8,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 
 DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 
-.PHONY: build install demo test lint cross fuzz bench clean interop-deps
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -65,10 +65,19 @@ fuzz:
 		done; \
 	done
 
-## bench: Go benchmarks of the relay path, and the process-level harness
-## that runs `cat` and `acp-normalize -- cat` in the same run.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./cmd/acp-normalize
+## bench: Go benchmarks of the relay path (allocations included), then the
+## process harness (cmd/acp-bench): every workload through cats with the
+## same pipe hops (the floor), --modules none and all modules, alternating,
+## medians of BENCHRUNS runs, as a table (docs/performance.md).
+BENCHRUNS ?= 5
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./rewrite ./cmd/acp-normalize
+	$(GO) run ./cmd/acp-bench --proxy $(BIN) --runs $(BENCHRUNS)
+
+## bench-short: the same, reduced to run in under a minute.
+bench-short: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./proxy ./cmd/acp-normalize
+	$(GO) run ./cmd/acp-bench --proxy $(BIN) --short --runs $(BENCHRUNS)
 
 clean:
 	rm -rf bin interop/ts/node_modules

@@ -20,9 +20,10 @@ type TriggerIndex struct {
 	// group maps the two bytes after a quote to 1 + the index in groups
 	// of the quoted triggers opening with them; 0 is none. A table, not a
 	// map: it is consulted at every quote of every frame.
-	group  [1 << 16]uint8
-	groups [][]trigger
-	all    uint64 // the bits of every module with a trigger
+	group   [1 << 16]uint8
+	groups  [][]trigger
+	all     uint64 // the bits of every module with a trigger
+	longest int    // length of the longest quoted trigger
 }
 
 type trigger struct {
@@ -55,6 +56,7 @@ func (x *TriggerIndex) Add(t string, n uint) {
 		x.plain = append(x.plain, tr)
 		return
 	}
+	x.longest = max(x.longest, len(t))
 	key := uint16(t[1])<<8 | uint16(t[2])
 	if x.group[key] == 0 {
 		if len(x.groups) == 255 {
@@ -70,7 +72,11 @@ func (x *TriggerIndex) Add(t string, n uint) {
 
 // Match returns the set of modules (bit i for module i) with a trigger
 // that frame contains.
-func (x *TriggerIndex) Match(frame []byte) uint64 {
+func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0) }
+
+// matchFrom is Match, with the quoted triggers looked for only at offsets
+// from on.
+func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
 	var mask uint64
 	for _, t := range x.plain {
 		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
@@ -80,7 +86,7 @@ func (x *TriggerIndex) Match(frame []byte) uint64 {
 	if len(x.groups) == 0 {
 		return mask
 	}
-	for i := 0; mask != x.all; i++ {
+	for i := from; mask != x.all; i++ {
 		j := bytes.IndexByte(frame[i:], '"')
 		if j < 0 {
 			break

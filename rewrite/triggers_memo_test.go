@@ -1,0 +1,76 @@
+package rewrite
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestTriggerMemo(t *testing.T) {
+	mods := triggerModules([]string{`"cursor/`, `"tool_call"`}, []string{`"claudeCode"`})
+	x := NewTriggerIndex(mods)
+	head := `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"`
+	steps := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"first chunk", head + `one"}}}}`, 0},
+		{"same envelope", head + `two"}}}}`, 0},
+		{"trigger after the shared prefix", head + `three"}},"_meta":{"claudeCode":{}}}}`, 0b10},
+		{"trigger straddling the shared prefix", `{"jsonrpc":"2.0","method":"cursor/task"}`, 0b01},
+		{"shared prefix ends inside a trigger", head[:len(head)-8] + `"tool_call"}}}`, 0b01},
+		{"shorter frame", `{"jsonrpc"`, 0},
+		{"empty", ``, 0},
+		{"after empty", head + `x"}}}}`, 0},
+	}
+	var m TriggerMemo
+	for _, s := range steps {
+		if got := x.MatchMemo([]byte(s.frame), &m); got != s.want {
+			t.Fatalf("%s: MatchMemo = %b, want %b", s.name, got, s.want)
+		}
+	}
+}
+
+// FuzzTriggerMemo: over any sequence of frames, MatchMemo finds what
+// Match finds.
+func FuzzTriggerMemo(f *testing.F) {
+	f.Add([]byte("{\"method\":\"session/update\",\"x\":\"a\"}\n{\"method\":\"session/update\",\"x\":\"cursor/\"}\n{\"method\":\"cursor/x\"}"))
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"session/prompt"`, `"error"`},
+		[]string{`"claudeCode"`, `"session/close"`, `"id"`},
+	)
+	x := NewTriggerIndex(mods)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var m TriggerMemo
+		for _, frame := range bytes.Split(in, []byte("\n")) {
+			if got, want := x.MatchMemo(frame, &m), x.Match(frame); got != want {
+				t.Fatalf("MatchMemo(%q) = %b, Match = %b", frame, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkTriggerMemo: a chunk storm, each text different, scanned in
+// full (Match) and from where the envelope stops being shared (MatchMemo).
+func BenchmarkTriggerMemo(b *testing.B) {
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"session/load"`, `"session/cancel"`, `"session/close"`, `"stopReason"`, `"error"`, `"subagent_spawned"`, `"subagent_state_update"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+	)
+	x := NewTriggerIndex(mods)
+	var frames [][]byte
+	for i := range 64 {
+		frames = append(frames, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk `+string(rune('a'+i%26))+` of the answer, with \"quotes\" and <tags> & more text"}}}}`))
+	}
+	b.Run("match", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.Match(frames[i%len(frames)])
+		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		var m TriggerMemo
+		for i := 0; i < b.N; i++ {
+			x.MatchMemo(frames[i%len(frames)], &m)
+		}
+	})
+}
