@@ -13,8 +13,9 @@ import (
 const readBufferSize = 256 << 10
 
 // shrinkAbove is the size of an assembly buffer that is released after use,
-// so that one 64 MiB frame does not pin 64 MiB for the rest of a session.
-const shrinkAbove = 4 << 20
+// so that one 64 MiB frame does not pin 64 MiB for the rest of a session;
+// a smaller one is reused for the next long line (file reads, images).
+const shrinkAbove = 8 << 20
 
 // maxEmptyReads is how many reads returning nothing in a row a Reader
 // accepts before it reports io.ErrNoProgress (as bufio does).
@@ -174,12 +175,20 @@ func (r *Reader) read(p []byte) (int, error) {
 // of. The line is read in blocks that double in size, then copied once
 // into a buffer of its exact length: memory stays under twice the line,
 // and each byte is copied once (growing one buffer would copy it about
-// three times and hold three times the line at the moment of growth).
+// three times and hold three times the line at the moment of growth). A
+// line that fits in the first block is not copied at all.
 func (r *Reader) readLong() ([]byte, error) {
 	if r.beforeFill != nil {
 		r.beforeFill()
 	}
-	blocks := [][]byte{append(make([]byte, 0, 2*len(r.buf)), r.buf[r.r:r.w]...)}
+	// The first block is the assembly buffer of earlier long lines, if
+	// any: a line that fits is read straight into it, no copy and no new
+	// memory (fresh pages are what a long line costs most).
+	first := r.long[:0]
+	if cap(first) < 2*len(r.buf) {
+		first = make([]byte, 0, 2*len(r.buf))
+	}
+	blocks := [][]byte{append(first, r.buf[r.r:r.w]...)}
 	total := r.w - r.r
 	r.r, r.w, r.scanned = 0, 0, 0
 	var err error
@@ -206,10 +215,11 @@ func (r *Reader) readLong() ([]byte, error) {
 		blocks[len(blocks)-1] = b[:len(b)+n]
 		total += n
 	}
-	if cap(r.long) < total {
-		r.long = make([]byte, 0, total)
+	if len(blocks) == 1 {
+		r.long = blocks[0]
+		return r.long, err
 	}
-	r.long = r.long[:0]
+	r.long = make([]byte, 0, total)
 	for _, b := range blocks {
 		r.long = append(r.long, b...)
 	}
