@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,9 +29,29 @@ var Variants = []Variant{
 // pipeline is a chain of processes: the client writes in, reads out.
 type pipeline struct {
 	cmds   []*exec.Cmd
-	in     *os.File // the client's end of the first process's stdin
-	out    *os.File // the client's end of the last process's stdout
-	stderr bytes.Buffer
+	in     *os.File     // the client's end of the first process's stdin
+	out    *os.File     // the client's end of the last process's stdout
+	stderr lockedBuffer // all processes' stderr, for error messages
+}
+
+// lockedBuffer collects the stderr of several processes, each copied by
+// its own goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// Text returns what was written, trimmed.
+func (l *lockedBuffer) Text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(bytes.TrimSpace(l.b.Bytes()))
 }
 
 // startPipeline starts argvs chained by pipes, stdout to stdin.
@@ -83,7 +104,7 @@ func (p *pipeline) wait() (usage, error) {
 	for _, cmd := range p.cmds {
 		err := cmd.Wait()
 		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("%s: %w (stderr: %s)", cmd.Path, err, bytes.TrimSpace(p.stderr.Bytes()))
+			firstErr = fmt.Errorf("%s: %w (stderr: %s)", cmd.Path, err, p.stderr.Text())
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			u.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

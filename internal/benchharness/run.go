@@ -71,7 +71,7 @@ func runStream(v Variant, proxy string, w Workload) (Sample, error) {
 		}
 		if err != nil && s.Elapsed == 0 {
 			p.kill()
-			return s, fmt.Errorf("%s: output ended after %d bytes without the sentinel: %v (%s)", v.Name, s.OutBytes, err, bytes.TrimSpace(p.stderr.Bytes()))
+			return s, fmt.Errorf("%s: output ended after %d bytes without the sentinel: %v (%s)", v.Name, s.OutBytes, err, p.stderr.Text())
 		}
 	}
 	p.in.Close() // the client is done
@@ -128,7 +128,7 @@ func runRoundTrip(v Variant, proxy string, w Workload) (Sample, error) {
 		}
 		if err != nil {
 			p.kill()
-			return s, fmt.Errorf("%s: reading the echo: %w (%s)", v.Name, err, bytes.TrimSpace(p.stderr.Bytes()))
+			return s, fmt.Errorf("%s: reading the echo: %w (%s)", v.Name, err, p.stderr.Text())
 		}
 		if i >= warmup {
 			s.RTT = append(s.RTT, time.Since(start))
