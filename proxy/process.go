@@ -32,6 +32,7 @@ func startAgent(argv []string) (*agentProcess, error) {
 		closeAll(inR, inW)
 		return nil, fmt.Errorf("agent stdout pipe: %w", err)
 	}
+	growPipe(outR)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)

@@ -178,7 +178,7 @@ func (g *generator) mixed(chunks int) {
 		case i%1000 == 999:
 			g.subagent()
 		case i%200 == 199:
-			g.toolCall(i%4000 == 3999)
+			g.toolCall(i%4000 == 3799)
 		}
 	}
 }
