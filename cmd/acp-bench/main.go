@@ -21,6 +21,7 @@ func main() {
 			&cli.BoolFlag{Name: "short", Usage: "reduced workloads (make bench-short)"},
 			&cli.IntFlag{Name: "runs", Value: 5, Usage: "runs of each workload and variant (the table shows medians)"},
 			&cli.StringFlag{Name: "only", Usage: "run only workloads whose name matches this regular expression"},
+			&cli.StringFlag{Name: "baseline", Usage: "another acp-normalize binary to measure in the same run (before/after a change)"},
 			&cli.StringFlag{Name: "dir", Usage: "where to write the workload files (default: a temporary directory, removed after)"},
 		},
 		Action: run,
@@ -55,17 +56,23 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	variants := benchharness.Variants
+	if b := c.String("baseline"); b != "" {
+		variants = append(variants,
+			benchharness.Variant{Name: "baseline none", ProxyArgs: []string{"--modules", "none"}, Proxy: b},
+			benchharness.Variant{Name: "baseline all", ProxyArgs: []string{}, Proxy: b})
+	}
 	var rows []benchharness.Row
 	for _, w := range workloads {
 		if !only.MatchString(w.Name) {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d runs of %d variants\n", w.Name, c.Int("runs"), len(benchharness.Variants))
-		samples, err := benchharness.Measure(w, c.String("proxy"), c.Int("runs"))
+		fmt.Fprintf(os.Stderr, "%s: %d runs of %d variants\n", w.Name, c.Int("runs"), len(variants))
+		samples, err := benchharness.Measure(w, c.String("proxy"), c.Int("runs"), variants)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.Name, err)
 		}
-		rows = append(rows, benchharness.Summarize(w, samples)...)
+		rows = append(rows, benchharness.Summarize(w, samples, variants)...)
 	}
 	benchharness.PrintTable(os.Stdout, rows)
 	return nil

@@ -73,7 +73,7 @@ func TestSummarizeRatios(t *testing.T) {
 		{{Elapsed: 2 * time.Second}, {Elapsed: 2 * time.Second}, {Elapsed: 9 * time.Second}},
 		{{Elapsed: 4 * time.Second, Usage: usage{cpu: 2 * time.Second}}},
 	}
-	rows := Summarize(w, samples)
+	rows := Summarize(w, samples, Variants)
 	if rows[0].Ratio != 1 || rows[1].Ratio != 0.5 || rows[2].Ratio != 0.25 {
 		t.Fatalf("ratios %v %v %v, want 1 0.5 0.25 (medians)", rows[0].Ratio, rows[1].Ratio, rows[2].Ratio)
 	}

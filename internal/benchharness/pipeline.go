@@ -17,6 +17,8 @@ type Variant struct {
 	Name string
 	// ProxyArgs are acp-normalize's flags; nil means the floor (cats).
 	ProxyArgs []string
+	// Proxy is the binary, when not the one being measured (a baseline).
+	Proxy string
 }
 
 // Variants are the three relays compared in every run.

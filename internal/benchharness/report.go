@@ -25,7 +25,7 @@ type Row struct {
 
 // Summarize turns the runs of one workload (samples[variant][run]) into
 // rows; variant 0 is the floor.
-func Summarize(w Workload, samples [][]Sample) []Row {
+func Summarize(w Workload, samples [][]Sample, variants []Variant) []Row {
 	rows := make([]Row, len(samples))
 	for vi, runs := range samples {
 		var elapsed, p50s, p99s, cpus, rss []time.Duration
@@ -38,7 +38,7 @@ func Summarize(w Workload, samples [][]Sample) []Row {
 				p99s = append(p99s, percentile(s.RTT, 0.99))
 			}
 		}
-		r := Row{Workload: w.Name, Variant: Variants[vi].Name, Elapsed: median(elapsed),
+		r := Row{Workload: w.Name, Variant: variants[vi].Name, Elapsed: median(elapsed),
 			P50: median(p50s), P99: median(p99s), PeakRSS: int64(median(rss))}
 		bytes, frames := float64(w.Bytes), float64(w.Frames)
 		if w.Kind == RoundTrip {

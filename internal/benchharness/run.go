@@ -25,6 +25,9 @@ func argvs(v Variant, proxy string, agent []string) [][]string {
 	if v.ProxyArgs == nil {
 		return [][]string{{"cat"}, agent, {"cat"}}
 	}
+	if v.Proxy != "" {
+		proxy = v.Proxy
+	}
 	argv := append([]string{proxy}, v.ProxyArgs...)
 	argv = append(argv, "--log-level", "error", "--")
 	return [][]string{append(argv, agent...)}
@@ -166,13 +169,13 @@ func median[T int64 | time.Duration](xs []T) T {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Measure runs w runs times through every variant, alternating (run 1 of
+// Measure runs w runs times through every variant (the floor first), alternating (run 1 of
 // each variant, then run 2 of each, ...), so that load from elsewhere on
 // the machine hits every variant alike. It returns samples[variant][run].
-func Measure(w Workload, proxy string, runs int) ([][]Sample, error) {
-	samples := make([][]Sample, len(Variants))
+func Measure(w Workload, proxy string, runs int, variants []Variant) ([][]Sample, error) {
+	samples := make([][]Sample, len(variants))
 	for range runs {
-		for vi, v := range Variants {
+		for vi, v := range variants {
 			s, err := RunOnce(v, proxy, w)
 			if err != nil {
 				return nil, err
