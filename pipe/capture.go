@@ -182,7 +182,7 @@ func (c *CaptureWriter) Write(r Record) int64 {
 		// Spliced into "frame", a frame would lose the whitespace around
 		// it when read back (and an invalid one would break the line):
 		// such frames are kept exactly as a "text" string instead.
-		if !json.Valid(r.Frame) || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
+		if !Valid(r.Frame) || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
 			text := string(r.Frame)
 			r.Frame, r.Text = nil, &text
 		}

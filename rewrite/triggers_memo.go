@@ -19,22 +19,39 @@ const memoPrefix = 256
 type TriggerMemo struct {
 	prefix [memoPrefix]byte
 	n      int
+	frames uint // untriggered frames seen
 }
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
 // trigger, and updating m.
 func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
-	from := 0
+	from, same := 0, 0
 	if len(x.plain) == 0 {
-		same := commonPrefix(frame, m.prefix[:m.n])
+		same = commonPrefix(frame, m.prefix[:m.n])
 		from = max(0, same-x.longest+1)
 	}
 	mask := x.matchFrom(frame, from)
 	if mask == 0 {
-		m.n = copy(m.prefix[:], frame)
+		m.frames++
+		if same >= memoKeep && m.frames%memoReseed != 0 {
+			// The shared envelope: kept as it is, no copy. What the
+			// memo held past it was this frame's predecessor's text.
+			m.n = same
+		} else {
+			// Start over from this frame (now and then, so that a memo
+			// shrunk by one odd frame grows back).
+			m.n = copy(m.prefix[:], frame)
+		}
 	}
 	return mask
 }
+
+// memoKeep is the shortest shared prefix a memo shrinks to rather than
+// starting over from the new frame: enough to be an envelope.
+const memoKeep = 64
+
+// memoReseed: one untriggered frame in this many starts the memo over.
+const memoReseed = 64
 
 // commonPrefix returns the length of the longest common prefix of a and b.
 func commonPrefix(a, b []byte) int {

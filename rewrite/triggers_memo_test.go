@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,8 @@ func TestTriggerMemo(t *testing.T) {
 		{"trigger after the shared prefix", head + `three"}},"_meta":{"claudeCode":{}}}}`, 0b10},
 		{"trigger straddling the shared prefix", `{"jsonrpc":"2.0","method":"cursor/task"}`, 0b01},
 		{"shared prefix ends inside a trigger", head[:len(head)-8] + `"tool_call"}}}`, 0b01},
+		{"untriggered look-alike", head + `x"},"k":"tool_callX"}}}`, 0},
+		{"trigger sharing all but its last byte with the memo", head + `x"},"k":"tool_call"}}}`, 0b01},
 		{"shorter frame", `{"jsonrpc"`, 0},
 		{"empty", ``, 0},
 		{"after empty", head + `x"}}}}`, 0},
@@ -35,6 +38,15 @@ func TestTriggerMemo(t *testing.T) {
 // Match finds.
 func FuzzTriggerMemo(f *testing.F) {
 	f.Add([]byte("{\"method\":\"session/update\",\"x\":\"a\"}\n{\"method\":\"session/update\",\"x\":\"cursor/\"}\n{\"method\":\"cursor/x\"}"))
+	// Frames sharing a long envelope (the memo shrinks to it, and starts
+	// over every memoReseed frames), then triggers right past it.
+	env := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"`
+	var storm []byte
+	for i := range 2*memoReseed + 3 {
+		storm = append(storm, env+strings.Repeat("x", i%7)+`"}}}}`+"\n"...)
+	}
+	f.Add(append(storm, env[:len(env)-9]+`"tool_call"}}}}`+"\n"+env+`"},"id":1,"error":{}}}`...))
+	f.Add([]byte(env + `"},"k":"tool_call_updat"}}` + "\n" + env + `"},"k":"tool_call_update"}}`))
 	mods := triggerModules(
 		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"session/prompt"`, `"error"`},
 		[]string{`"claudeCode"`, `"session/close"`, `"id"`},

@@ -255,7 +255,7 @@ func isPlaceholder(title string) bool {
 // toolCall handles tool_call and tool_call_update frames (C2-C7, M, S1).
 func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	if !json.Valid(f.Raw) {
+	if !pipe.Valid(f.Raw) {
 		// Malformed below the envelope: nothing can be spliced into it,
 		// and no state is taken from it (P5).
 		return v, rewrite.RuleErrorf("P5", "tool call frame is not valid JSON")
