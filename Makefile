@@ -8,7 +8,10 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 
 DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps
+# Agents the capture rig can record: one capture/agents/<vendor>.sh each.
+CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
+
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -41,11 +44,18 @@ interop-deps:
 		echo "npm not found: the TypeScript SDK interop test will be skipped"; \
 	fi
 
-## lint: gofmt and go vet (what a clean CI machine has without downloads).
+## lint: gofmt and go vet (what a clean CI machine has without downloads),
+## then staticcheck when it is installed (it is never downloaded here:
+## go install honnef.co/go/tools/cmd/staticcheck@v0.8.2).
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then \
+		echo "staticcheck ./..."; staticcheck ./...; \
+	else \
+		echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; \
+	fi
 
 ## cross: build and vet (tests included) for every platform editors run on.
 cross:
@@ -78,6 +88,18 @@ bench: build
 bench-short: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./proxy ./cmd/acp-normalize
 	$(GO) run ./cmd/acp-bench --proxy $(BIN) --short --runs $(BENCHRUNS)
+
+## captures: record real agents against the scripted fake model into
+## testdata/captures/<vendor>/ (capture/README.md). Needs node and npm
+## access; not part of `make test`. `make captures VENDOR=qwen` records one
+## agent, `SCENARIOS="foreground permission"` only those scenarios.
+captures:
+	$(GO) build -o bin/acp-capture ./cmd/acp-capture
+	@for v in $(if $(VENDOR),$(VENDOR),$(CAPTURE_VENDORS)); do \
+		[ -f capture/agents/$$v.sh ] || { echo "no capture/agents/$$v.sh (have: $(CAPTURE_VENDORS))"; exit 2; }; \
+		echo "captures: $$v"; \
+		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
+	done
 
 clean:
 	rm -rf bin interop/ts/node_modules

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // itemKind is what a script item is.
@@ -360,7 +361,7 @@ func invalidAnswer(frame []byte, env pipe.Envelope) []byte {
 
 // validID reports whether raw is a JSON-RPC id: a string, a number or null.
 func validID(raw []byte) bool {
-	switch pipe.FirstByte(raw) {
+	switch rawjson.FirstByte(raw) {
 	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return true
 	}
@@ -375,7 +376,7 @@ func (sv *server) answerBatch(frame []byte) {
 	sv.log.Warn("client batch answered -32600: the mock agent serves single requests only", "bytes", len(frame))
 	var answers [][]byte
 	n := 0
-	err := pipe.Elements(frame, func(el []byte) bool {
+	err := rawjson.Elements(frame, func(el []byte) bool {
 		n++
 		env := pipe.Peek(el)
 		switch env.Kind {
@@ -456,8 +457,8 @@ func (sv *server) made(gate int) bool {
 func (sv *server) writeResponse(it item) {
 	id := sv.liveID[it.req]
 	frame := it.frame
-	if rec, ok := pipe.Lookup(frame, "id"); !ok || !bytes.Equal(rec, id) {
-		changed, err := rewrite.Set(frame, id, "id")
+	if rec, ok := rawjson.Lookup(frame, "id"); !ok || !bytes.Equal(rec, id) {
+		changed, err := rawjson.Set(frame, id, "id")
 		if err != nil {
 			sv.log.Warn("recorded response not sent: cannot set its id", "line", it.line, "err", err)
 			sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInternalError, "mock-agent: recorded response unusable"))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // lines joins capture lines.
@@ -437,7 +438,7 @@ func FuzzServe(f *testing.F) {
 // one element and only notifications and responses.
 func onlyNotificationsAndResponses(batch []byte) bool {
 	n, other := 0, false
-	err := pipe.Elements(batch, func(el []byte) bool {
+	err := rawjson.Elements(batch, func(el []byte) bool {
 		n++
 		k := pipe.Peek(el).Kind
 		other = other || (k != pipe.Notification && k != pipe.Response)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Ops of output records (rule R1): how an output differs from plain
@@ -53,6 +55,9 @@ type Record struct {
 	// event's settings, so that a replay can use the same.
 	NonJSON string
 	Options []string
+	// IDToken is the token in the ids of the proxy's own requests
+	// ("acp-normalize:TOKEN:N", rule C12), for a replay to use the same.
+	IDToken string
 	// Signal names the signal of a "signal" event.
 	Signal string
 	Code   *int
@@ -87,6 +92,9 @@ func AppendRecord(dst []byte, r *Record) []byte {
 		}
 		if r.Options != nil {
 			dst = appendJSONField(dst, "options", r.Options)
+		}
+		if r.IDToken != "" {
+			dst = appendField(dst, "idToken", r.IDToken)
 		}
 		if r.Signal != "" {
 			dst = appendField(dst, "signal", r.Signal)
@@ -133,16 +141,14 @@ func appendJSONField(dst []byte, key string, v any) []byte {
 
 // appendJSONString appends s as a JSON string without HTML escaping;
 // invalid UTF-8 becomes U+FFFD as in encoding/json.
-func appendJSONString(dst []byte, s string) []byte { return appendJSON(dst, s) }
+func appendJSONString(dst []byte, s string) []byte { return rawjson.AppendString(dst, s) }
 
 func appendJSON(dst []byte, v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := rawjson.Marshal(v)
+	if err != nil {
 		return append(dst, "null"...)
 	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
+	return append(dst, b...)
 }
 
 // CaptureWriter writes capture records. It is safe for concurrent use and
@@ -248,6 +254,7 @@ type captureLine struct {
 	Modules   []string        `json:"modules"`
 	NonJSON   string          `json:"nonJSON"`
 	Options   []string        `json:"options"`
+	IDToken   string          `json:"idToken"`
 	Signal    string          `json:"signal"`
 	Code      *int            `json:"code"`
 }
@@ -289,7 +296,7 @@ func parseCaptureLine(b []byte) (Record, error) {
 	switch {
 	case l.Event != "":
 		r.Event, r.Version, r.Argv, r.Modules, r.Code = l.Event, l.Version, l.Agent, l.Modules, l.Code
-		r.NonJSON, r.Options, r.Signal = l.NonJSON, l.Options, l.Signal
+		r.NonJSON, r.Options, r.Signal, r.IDToken = l.NonJSON, l.Options, l.Signal, l.IDToken
 		return r, nil
 	case l.Op != "":
 		to, ok := ParseSide(l.To)

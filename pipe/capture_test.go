@@ -178,7 +178,7 @@ func TestCaptureKeepsWhitespaceAroundFrames(t *testing.T) {
 	for _, f := range []string{"  {\"a\":1}  ", "{\"b\":2}\t", "{\"c\":3}"} {
 		cw.Write(Record{From: Agent, Frame: []byte(f)})
 	}
-	cw.Write(Record{Event: "start", NonJSON: "forward", Options: []string{"x"}})
+	cw.Write(Record{Event: "start", NonJSON: "forward", Options: []string{"x"}, IDToken: "t1"})
 	cw.Write(Record{Event: "signal", Signal: "terminated"})
 	_ = cw.Flush()
 	cr := NewCaptureReader(&buf)
@@ -197,10 +197,10 @@ func TestCaptureKeepsWhitespaceAroundFrames(t *testing.T) {
 		case r.Frame != nil:
 			got = append(got, "frame:"+string(r.Frame))
 		default:
-			got = append(got, r.Event+":"+r.NonJSON+strings.Join(r.Options, ",")+r.Signal)
+			got = append(got, r.Event+":"+r.NonJSON+strings.Join(r.Options, ",")+r.IDToken+r.Signal)
 		}
 	}
-	want := []string{"text:  {\"a\":1}  ", "text:{\"b\":2}\t", "frame:{\"c\":3}", "start:forwardx", "signal:terminated"}
+	want := []string{"text:  {\"a\":1}  ", "text:{\"b\":2}\t", "frame:{\"c\":3}", "start:forwardxt1", "signal:terminated"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}

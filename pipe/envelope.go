@@ -1,6 +1,10 @@
 package pipe
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
 
 // Kind classifies a frame by its envelope.
 type Kind uint8
@@ -49,15 +53,6 @@ type Envelope struct {
 // MethodIs reports whether the frame's method is m.
 func (e *Envelope) MethodIs(m string) bool { return string(e.Method) == m }
 
-// FirstByte returns the first non-blank byte of frame, or 0.
-func FirstByte(frame []byte) byte {
-	i := skipSpace(frame, 0)
-	if i < len(frame) {
-		return frame[i]
-	}
-	return 0
-}
-
 // IsJSON reports whether a frame looks like JSON by rule F2: its first
 // non-blank byte is '{' or '['.
 func IsJSON(frame []byte) bool {
@@ -78,14 +73,14 @@ func Peek(frame []byte) Envelope {
 		env.Kind = NotJSON
 		return env
 	}
-	it, err := newObjectIter(frame)
+	it, err := rawjson.NewObjectIter(frame)
 	if err != nil {
 		env.Kind = Invalid
 		return env
 	}
 	var hasMethod, hasResult bool
 	for {
-		m, ok := it.next()
+		m, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -104,7 +99,7 @@ func Peek(frame []byte) Envelope {
 			env.Error = true
 		}
 	}
-	if it.err != nil || skipSpace(frame, it.i) != len(frame) {
+	if it.Err() != nil || skipSpace(frame, it.Offset()) != len(frame) {
 		return Envelope{Kind: Invalid}
 	}
 	// The id is echoed in replies the proxy writes: it must be a JSON

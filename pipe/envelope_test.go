@@ -3,6 +3,8 @@ package pipe
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 func TestPeek(t *testing.T) {
@@ -118,7 +120,7 @@ func FuzzPeek(f *testing.F) {
 func plainKeys(b []byte) bool {
 	seen := map[string]bool{}
 	ok := true
-	err := Members(b, func(m Member) bool {
+	err := rawjson.Members(b, func(m rawjson.Member) bool {
 		for _, c := range m.Key {
 			if c == '\\' {
 				ok = false

@@ -7,6 +7,11 @@
 // used by Run, which relays a live agent process over stdio with one
 // sequential loop per direction, and by Replay, which feeds it a capture.
 //
+// On Linux, Run starts the agent behind a subreaper: the program's own
+// binary, re-executed, which ends the agent's whole process tree however
+// the proxy ends (rule F5). A program that calls Run must therefore call
+// SubreaperMain first thing in main (and a test binary, in TestMain).
+//
 // Frames that match no module trigger and need no bookkeeping take a path
 // that neither decodes, allocates nor locks: they are forwarded as the
 // exact bytes read.

@@ -45,6 +45,7 @@ func runAsync(cfg Config) chan int {
 // F6: a slow but live client gets everything the agent wrote before it
 // exited, though writing it takes longer than the grace.
 func TestRunSlowClientGetsEverything(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	out := &slowWriter{per: 10 * time.Millisecond}
@@ -64,6 +65,7 @@ func TestRunSlowClientGetsEverything(t *testing.T) {
 // F6: the agent exits while the client, with a request open, never reads
 // stdout: Run gives up delivering and returns.
 func TestRunReturnsWhenClientNeverReads(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	go io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`+"\n")
@@ -79,29 +81,122 @@ func TestRunReturnsWhenClientNeverReads(t *testing.T) {
 	}
 }
 
-// F5/C12: a signal reaches the agent even when the queue of replies to the
-// agent is full because the agent does not read its stdin.
-func TestRunSignalWithFullReplyQueue(t *testing.T) {
+// F5/C12: a signal reaches the agent while the writer of replies to the
+// agent is blocked because the agent does not read its stdin.
+func TestRunSignalWithBlockedReplyWriter(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
-	var out slowWriter
+	out := newWatchWriter()
 	sigs := make(chan os.Signal, 1)
 	agent := `echo '{"jsonrpc":"2.0","id":"a1","method":"test/ask","params":{"question":"q"}}'
 seq 1 4000 | sed 's/.*/{"jsonrpc":"2.0","id":&,"method":"test\/task","params":{"toolCallId":"t","description":"d"}}/'
+echo '{"jsonrpc":"2.0","method":"marker/all-written"}'
 sleep 30`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 300 * time.Millisecond,
 		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
-		Stdin:  stdinR, Stdout: &out, Signals: sigs})
-	time.Sleep(2 * time.Second)
+		Stdin:  stdinR, Stdout: out, Signals: sigs})
+	// The marker comes after the 4000 tasks: their 4000 replies (160 kB,
+	// more than the agent's stdin pipe holds) are queued or being written.
+	out.waitFor(t, "marker/all-written", 20*time.Second)
 	sigs <- syscall.SIGTERM
+	if code := waitRun(t, done, 20*time.Second); code != 128+15 {
+		t.Fatalf("exit code %d, want 143 (the forwarded SIGTERM)", code)
+	}
+}
+
+// F5 (issue 8.2): client EOF ends the session even while the client loop
+// is blocked writing a frame larger than a pipe to an agent that never
+// reads its stdin: the grace runs from the EOF, then the agent's stdin is
+// closed (which frees the writer) and the agent gets SIGTERM.
+func TestRunClientEOFWhileAgentDoesNotRead(t *testing.T) {
+	t.Parallel()
+	prompt := `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"text":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n"
+	out := newWatchWriter()
+	done := runAsync(Config{Argv: []string{"sh", "-c", "exec sleep 60"}, KillGrace: 200 * time.Millisecond,
+		Stdin: strings.NewReader(prompt), Stdout: out})
+	if code := waitRun(t, done, 20*time.Second); code != 128+15 {
+		t.Fatalf("exit code %d, want 143 (SIGTERM after the grace)", code)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}` + "\n"; out.String() != want {
+		t.Fatalf("client got %q, want %q", out.String(), want)
+	}
+}
+
+// F5/P6 (issue 8.3): an agent that writes 20000 cursor/task-like requests
+// before it reads its stdin is served: the replies queue up (bounded in
+// bytes) while the agent's stdout keeps being read, and nothing stops.
+func TestRunBurstOfRepliesToAnAgentNotReading(t *testing.T) {
+	t.Parallel()
+	stdinR, stdinW := io.Pipe()
+	defer stdinW.Close()
+	out := newWatchWriter()
+	agent := `seq 1 20000 | sed 's/.*/{"jsonrpc":"2.0","id":&,"method":"test\/task","params":{"toolCallId":"t&","description":"d"}}/'
+n=0; while [ $n -lt 20000 ] && read -r line; do n=$((n+1)); done
+echo "{\"jsonrpc\":\"2.0\",\"method\":\"marker/replies-read\",\"params\":{\"n\":$n}}"`
+	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 5 * time.Second,
+		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+		Stdin:  stdinR, Stdout: out})
+	out.waitFor(t, `"marker/replies-read","params":{"n":20000}`, 60*time.Second)
+	if code := waitRun(t, done, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if n := strings.Count(out.String(), `"sessionUpdate":"tool_call_update"`); n != 20000 {
+		t.Fatalf("client got %d of 20000 updates", n)
+	}
+}
+
+// waitRun waits for Run's exit code; a hang (past limit) fails the test
+// with the proxy's goroutines.
+func waitRun(t *testing.T, done <-chan int, limit time.Duration) int {
+	t.Helper()
 	select {
 	case code := <-done:
-		if code != 128+15 {
-			t.Fatalf("exit code %d, want 143 (the forwarded SIGTERM)", code)
-		}
-	case <-time.After(10 * time.Second):
+		return code
+	case <-time.After(limit):
 		dump(t)
-		t.Fatal("SIGTERM forwarded to proxy: Run did not return within 10s")
+		t.Fatalf("Run did not return within %v", limit)
+		return -1
+	}
+}
+
+// watchWriter collects what the proxy writes to the client and lets a
+// test wait for a marker in it.
+type watchWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced on every write
+}
+
+func newWatchWriter() *watchWriter { return &watchWriter{changed: make(chan struct{})} }
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return w.buf.Write(p)
+}
+
+func (w *watchWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.String() }
+
+// waitFor waits until the output contains marker; limit bounds a hang.
+func (w *watchWriter) waitFor(t *testing.T, marker string, limit time.Duration) {
+	t.Helper()
+	timeout := time.After(limit)
+	for {
+		w.mu.Lock()
+		found, changed := strings.Contains(w.buf.String(), marker), w.changed
+		w.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			dump(t)
+			t.Fatalf("no %q in the client's output within %v", marker, limit)
+		}
 	}
 }
 
@@ -125,6 +220,7 @@ func dump(t *testing.T) {
 // F6: the client closed stdin and never reads stdout; the agent's last
 // frame cannot be delivered: Run still returns.
 func TestRunReturnsWithUndeliverableFrame(t *testing.T) {
+	t.Parallel()
 	bw := blockWriter{make(chan struct{})}
 	defer close(bw.ch)
 	agent := `printf '{"pad":"'; head -c 100000 /dev/zero | tr '\0' x; printf '"}\n'; exit 0`
@@ -141,6 +237,7 @@ func TestRunReturnsWithUndeliverableFrame(t *testing.T) {
 // F6: a request the agent answered in its last frame is not reported as
 // "agent exited", however long the delivery takes.
 func TestRunAnsweredRequestNotReportedGone(t *testing.T) {
+	t.Parallel()
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
 	go io.WriteString(stdinW, `{"jsonrpc":"2.0","id":77,"method":"session/prompt"}`+"\n")
@@ -148,7 +245,7 @@ func TestRunAnsweredRequestNotReportedGone(t *testing.T) {
 	agent := `read l; seq 1 3000 | sed 's/.*/{"jsonrpc":"2.0","method":"n","params":{"i":&,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}/'; echo '{"jsonrpc":"2.0","id":77,"result":{"stopReason":"end_turn"}}'`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 300 * time.Millisecond,
 		Stdin: stdinR, Stdout: out})
-	<-done
+	waitRun(t, done, 60*time.Second)
 	s := out.String()
 	if strings.Contains(s, `"id":77,"error"`) || !strings.Contains(s, `"id":77,"result"`) || strings.Count(s, "\n") != 3001 {
 		t.Fatalf("frames=%d result=%v agentExited=%v; want all 3001 frames and the result only",

@@ -68,6 +68,9 @@ type Step struct {
 	Argv, Modules []string
 	Policy        string
 	Options       []string
+	// IDToken is the token of the proxy's own request ids (C12), "" when
+	// the capture has none.
+	IDToken string
 	// Signal names the signal of a signal event.
 	Signal string
 	// Outs is what the router wrote because of this step, in order.
@@ -141,6 +144,11 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 			return err
 		}
 		cfg.Capture = nil
+		if cfg.IDToken == "" && start != nil {
+			// The recorded session's own request ids, so that the
+			// client's recorded answers are recognised (C12).
+			cfg.IDToken = start.IDToken
+		}
 		router, err = NewRouter(cfg)
 		return err
 	}
@@ -167,7 +175,7 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 			var start *Step
 			if rec.Event == "start" {
 				start = &Step{Kind: StepEvent, Text: rec.Event, Version: rec.Version, Argv: rec.Argv,
-					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options}
+					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options, IDToken: rec.IDToken}
 			}
 			if err := setUp(start); err != nil {
 				return err
@@ -177,7 +185,7 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 		case rec.Event != "":
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
 			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
-			step.Policy, step.Options, step.Signal = rec.NonJSON, rec.Options, rec.Signal
+			step.Policy, step.Options, step.Signal, step.IDToken = rec.NonJSON, rec.Options, rec.Signal, rec.IDToken
 			switch rec.Event {
 			case "client-gone", "signal":
 				// Live, the modules got their last word here (C12): the

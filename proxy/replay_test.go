@@ -228,6 +228,22 @@ func TestReplay(t *testing.T) {
 			},
 		},
 		{
+			// The start event's token gives the replay the live session's
+			// request ids, so the client's recorded answer is its own.
+			name: "C12_recorded_id_token_reused",
+			cfg:  RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+			capture: `{"event":"start","idToken":"t1"}` + "\n" +
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}}}` + "\n" +
+				`{"from":"client","frame":{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"outcome":{"outcome":"selected","optionId":"yes"}}}}` + "\n" +
+				`{"event":"exit","code":0}` + "\n",
+			want: []string{
+				`event@1 start`,
+				`frame@2 agent:{"jsonrpc":"2.0","id":9,"method":"test/ask","params":{"question":"Q?"}} | request>client {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"Q?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`,
+				`frame@3 client:{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"outcome":{"outcome":"selected","optionId":"yes"}}} | emit>agent {"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"answered"}}}`,
+				`event@4 exit`,
+			},
+		},
+		{
 			name:    "empty_capture",
 			capture: "",
 			want:    []string{`end@0`},

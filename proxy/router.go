@@ -3,10 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -56,6 +56,11 @@ type RouterConfig struct {
 	// Capture, when set, receives every input frame and every output that
 	// differs from plain forwarding (rule R1).
 	Capture *pipe.CaptureWriter
+	// IDToken makes the ids of the proxy's own requests unique to this
+	// proxy: "acp-normalize:TOKEN:N" (rule C12). Run sets a random one when
+	// it is empty; empty gives "acp-normalize:N" (replay of a capture made
+	// without one, tests).
+	IDToken string
 }
 
 // Out is one frame the Router wants written.
@@ -96,11 +101,14 @@ type Router struct {
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
 	memos  [3]rewrite.TriggerMemo
 
+	// idPrefix starts the proxy's own request ids (C12), see proxyIDPrefix.
+	idPrefix []byte
+
 	mu        sync.Mutex
 	nextID    uint64
-	proxyReqs map[string]proxyRequest // by proxy id string
-	pending   map[string]struct{}     // raw ids of client requests the agent has not answered
-	initIDs   map[string]struct{}     // raw ids of client initialize requests
+	proxyReqs map[string]proxyRequest // by raw proxy id
+	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
+	initIDs   map[string]struct{}     // idKeys of client initialize requests
 	closed    bool
 }
 
@@ -129,8 +137,9 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		proxyReqs: make(map[string]proxyRequest),
-		pending:   make(map[string]struct{}),
+		pending:   make(map[string]string),
 		initIDs:   make(map[string]struct{}),
+		idPrefix:  proxyIDPrefix(cfg.IDToken),
 	}
 	names := make([]string, 0, len(cfg.Modules))
 	for _, m := range cfg.Modules {
@@ -149,10 +158,6 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	r.triggers.Add(`"error"`, bitResult)
 	return r, nil
 }
-
-// Advertisement returns the value set at
-// initialize.result.agentCapabilities._meta["acp-normalize"].
-func (r *Router) Advertisement() []byte { return r.advert }
 
 // Bits of the trigger index that the router uses itself, above the
 // modules' bits: a frame with an id and a result or error member may
@@ -188,38 +193,94 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	// point into raw, which stays valid for the whole call.
 	env := *f.Envelope()
 
-	if env.Kind == pipe.Response && isProxyID(env.ID) {
-		pr, ok := r.takeProxyRequest(from, env.ID)
-		// A response under a proxy id is never for the other side, even
-		// when the request is no longer known (answered already, or
-		// forgotten when the client left): drop it (C12).
-		r.record(seq, pipe.OpDrop, to, nil)
-		if !ok {
-			r.log.Debug("response to an unknown proxy request dropped", "rule", "C12", "id", string(env.ID), "from", from.String())
-			return dst
+	if env.Kind == pipe.Response {
+		if key, own := r.ownProxyID(env.ID); own {
+			return r.handleProxyResponse(dst, f, key)
 		}
-		v := r.callResponse(pr, f)
-		return r.appendOutputs(dst, from, seq, pr.mod, v.Out)
 	}
-
-	cur := raw
-	replaced := false
+	cur, replaced := raw, false
 	if from == pipe.Agent && env.Kind == pipe.Response {
-		delete(r.pending, string(env.ID))
-		if _, ok := r.initIDs[string(env.ID)]; ok {
-			delete(r.initIDs, string(env.ID))
-			if bytes.Contains(raw, []byte(`"result"`)) {
-				if adv, err := rewrite.Set(raw, r.advert, "result", "agentCapabilities", "_meta", "acp-normalize"); err != nil {
-					r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(env.ID), "err", err)
-				} else {
-					cur, replaced = adv, true
-				}
-			}
-		}
+		cur, replaced = r.agentAnswered(env.ID, raw)
 	}
+	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced)
+	if dropped {
+		r.record(seq, pipe.OpDrop, to, nil)
+	} else {
+		if from == pipe.Client && env.Kind == pipe.Request {
+			r.trackClientRequest(&env)
+		}
+		op := ""
+		if replaced {
+			op = pipe.OpReplace
+			r.record(seq, op, to, cur)
+		}
+		dst = append(dst, Out{To: to, Frame: cur, Op: op, Re: seq})
+	}
+	for _, o := range outs {
+		dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{o.out})
+	}
+	return dst
+}
 
+// handleProxyResponse consumes a response to one of the proxy's own
+// requests (C12): the module that sent the request gets it. A response
+// under the proxy's own id is never for the other side, even when the
+// request is no longer known (answered already, or forgotten when the
+// client left): it is dropped. r.mu must be held.
+func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []Out {
+	r.record(f.Seq, pipe.OpDrop, f.From.Other(), nil)
+	pr, ok := r.proxyReqs[key]
+	if !ok || pr.to != f.From {
+		r.log.Debug("response to an unknown proxy request dropped", "rule", "C12", "id", string(f.ID()), "from", f.From.String())
+		return dst
+	}
+	delete(r.proxyReqs, key)
+	v := r.callResponse(pr, f)
+	return r.appendOutputs(dst, f.From, f.Seq, pr.mod, v.Out)
+}
+
+// agentAnswered forgets the client request an agent response answers
+// (F6), matching ids by value, and adds the advertisement (rule M) to the
+// response to initialize. It returns the frame as it now is. r.mu must be
+// held.
+func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
+	key := idKey(string(rawID))
+	delete(r.pending, key)
+	if _, ok := r.initIDs[key]; !ok {
+		return raw, false
+	}
+	delete(r.initIDs, key)
+	if !bytes.Contains(raw, []byte(`"result"`)) {
+		return raw, false
+	}
+	adv, err := rewrite.Set(raw, r.advert, "result", "agentCapabilities", "_meta", "acp-normalize")
+	if err != nil {
+		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
+		return raw, false
+	}
+	return adv, true
+}
+
+// trackClientRequest remembers a client request until the agent answers
+// it (F6; at most maxPending, P6). r.mu must be held.
+func (r *Router) trackClientRequest(env *pipe.Envelope) {
+	if len(r.pending) >= maxPending {
+		return
+	}
+	rawID := string(env.ID)
+	key := idKey(rawID)
+	r.pending[key] = rawID
+	if env.MethodIs("initialize") {
+		r.initIDs[key] = struct{}{}
+	}
+}
+
+// runModules offers the frame to every module it triggers, in order. A
+// module that replaces it hands the new frame to the next ones; one that
+// drops it ends the loop. r.mu must be held.
+func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replaced bool) ([]byte, bool, []moduleOutput, bool) {
 	var outs []moduleOutput
-	dropped := false
+	from, seq := f.From, f.Seq
 	stale := replaced // triggers are checked on the frame as it now is
 	for i, m := range r.mods {
 		if stale {
@@ -239,34 +300,13 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 			outs = append(outs, moduleOutput{mod: i, out: o})
 		}
 		if v.Drop {
-			dropped = true
-			break
+			return cur, replaced, outs, true
 		}
 		if v.Frame != nil {
 			cur, replaced, stale = v.Frame, true, true
 		}
 	}
-
-	if dropped {
-		r.record(seq, pipe.OpDrop, to, nil)
-	} else {
-		if from == pipe.Client && env.Kind == pipe.Request && len(r.pending) < maxPending {
-			r.pending[string(env.ID)] = struct{}{}
-			if env.MethodIs("initialize") {
-				r.initIDs[string(env.ID)] = struct{}{}
-			}
-		}
-		op := ""
-		if replaced {
-			op = pipe.OpReplace
-			r.record(seq, op, to, cur)
-		}
-		dst = append(dst, Out{To: to, Frame: cur, Op: op, Re: seq})
-	}
-	for _, o := range outs {
-		dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{o.out})
-	}
-	return dst
+	return cur, replaced, outs, false
 }
 
 type moduleOutput struct {
@@ -288,15 +328,14 @@ func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, ou
 		}
 		if o.Request != nil {
 			r.nextID++
-			id := rewrite.ProxyID(r.nextID)
-			rawID, _ := id.MarshalJSON()
+			rawID := rewrite.ProxyID(r.cfg.IDToken, r.nextID)
 			var err error
 			frame, err = rewrite.RequestFrame(rawID, o.Request.Method, o.Request.Params)
 			if err != nil {
 				r.log.Error("module request not sent", "module", r.mods[mod].mod.Name, "method", o.Request.Method, "err", err)
 				continue
 			}
-			r.proxyReqs[id.Str] = proxyRequest{mod: mod, to: o.To, cookie: o.Request.Cookie}
+			r.proxyReqs[string(rawID)] = proxyRequest{mod: mod, to: o.To, cookie: o.Request.Cookie}
 			op = pipe.OpRequest
 		}
 		if frame == nil {
@@ -306,26 +345,6 @@ func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, ou
 		dst = append(dst, Out{To: o.To, Frame: frame, Op: op, Re: seq})
 	}
 	return dst
-}
-
-// isProxyID reports whether a raw id is one of the proxy's own.
-func isProxyID(rawID []byte) bool {
-	return bytes.HasPrefix(rawID, []byte(`"`+rewrite.ProxyIDPrefix))
-}
-
-// takeProxyRequest returns and forgets the proxy request a response from
-// side from answers. r.mu must be held.
-func (r *Router) takeProxyRequest(from pipe.Side, rawID []byte) (proxyRequest, bool) {
-	id, err := strconv.Unquote(string(rawID))
-	if err != nil {
-		return proxyRequest{}, false
-	}
-	pr, ok := r.proxyReqs[id]
-	if !ok || pr.to != from {
-		return proxyRequest{}, false
-	}
-	delete(r.proxyReqs, id)
-	return pr, true
 }
 
 func (r *Router) callRewrite(m *attached, f *rewrite.Frame) (v rewrite.Verdict, err error) {
@@ -361,7 +380,7 @@ func (r *Router) callResponse(pr proxyRequest, f *rewrite.Frame) (v rewrite.Verd
 func (r *Router) failOpen(m *attached, f *rewrite.Frame, err error) {
 	rule := "?"
 	var re *rewrite.RuleError
-	if asRuleError(err, &re) {
+	if errors.As(err, &re) {
 		rule = re.Rule
 	}
 	method := f.Method()
@@ -460,16 +479,16 @@ func (r *Router) callClose(m *attached, c rewrite.Closer, cookies []any) (v rewr
 func (r *Router) AgentGone(dst []Out) []Out {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.pending))
-	for id := range r.pending {
-		ids = append(ids, id)
+	keys := make([]string, 0, len(r.pending))
+	for key := range r.pending {
+		keys = append(keys, key)
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		frame := rewrite.ErrorResponse([]byte(id), jsonrpc2.CodeInternalError, "agent exited")
+	slices.Sort(keys)
+	for _, key := range keys {
+		frame := rewrite.ErrorResponse([]byte(r.pending[key]), jsonrpc2.CodeInternalError, "agent exited")
 		r.record(0, pipe.OpReply, pipe.Client, frame)
 		dst = append(dst, Out{To: pipe.Client, Frame: frame, Op: pipe.OpReply})
-		delete(r.pending, id)
+		delete(r.pending, key)
 	}
 	return dst
 }

@@ -185,6 +185,93 @@ func TestRouterVerdicts(t *testing.T) {
 	}
 }
 
+func TestRouterIDsComparedByValue(t *testing.T) {
+	// F6 (issue 8.10): an answer whose id is the request's id spelled
+	// differently still answers it: no "agent exited" for it later.
+	tests := []struct{ name, request, answer string }{
+		{"F6 string with an escape", `"a"`, `"\u0061"`},
+		{"F6 request id with an escape", `"\u0062"`, `"b"`},
+		{"F6 integer with an exponent", `100`, `1E2`},
+		{"F6 integer with a fraction", `7`, `7.0`},
+		{"F6 minus zero", `0`, `-0`},
+		{"F6 decimal with a trailing zero", `1.50`, `1.5`},
+		{"F6 same bytes", `"x"`, `"x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newTestRouter(t, nil, nil)
+			r.Handle(C, []byte(`{"jsonrpc":"2.0","id":`+tt.request+`,"method":"session/prompt"}`), nil)
+			r.Handle(A, []byte(`{"jsonrpc":"2.0","id":`+tt.answer+`,"result":{}}`), nil)
+			if outs := r.AgentGone(nil); len(outs) != 0 {
+				t.Fatalf("answered request reported gone: %s", outs[0].Frame)
+			}
+		})
+	}
+	t.Run("F6 different values stay apart", func(t *testing.T) {
+		r := newTestRouter(t, nil, nil)
+		for _, id := range []string{`"1"`, `1`, `1.5`, `"1.5"`, `"a\"b"`} {
+			r.Handle(C, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"x"}`), nil)
+		}
+		r.Handle(A, []byte(`{"jsonrpc":"2.0","id":3E-1,"result":{}}`), nil)
+		if n := r.Pending(); n != 5 {
+			t.Fatalf("pending = %d, want 5", n)
+		}
+		outs := r.AgentGone(nil)
+		var all []string
+		for _, o := range outs {
+			all = append(all, string(o.Frame))
+		}
+		if len(outs) != 5 || !strings.Contains(strings.Join(all, "\n"), `"id":"a\"b","error"`) {
+			t.Fatalf("AgentGone answered %d: the raw ids must come back as sent", len(outs))
+		}
+	})
+	t.Run("M initialize answered under an escaped id", func(t *testing.T) {
+		r := newTestRouter(t, nil, nil)
+		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":"i","method":"initialize"}`), nil)
+		outs := r.Handle(A, []byte(`{"jsonrpc":"2.0","id":"\u0069","result":{"agentCapabilities":{}}}`), nil)
+		if len(outs) != 1 || !strings.Contains(string(outs[0].Frame), `"acp-normalize":{`) {
+			t.Fatalf("no advertisement: %v", outs)
+		}
+	})
+}
+
+func TestRouterOwnProxyIDs(t *testing.T) {
+	// C12 (issue 8.11): a proxy's ids carry its token, and it consumes
+	// only responses to its own ids; a response to another proxy's request
+	// (a proxy in front of or behind it) is forwarded.
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()}, IDToken: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSteps(t, r, []step{
+		{A, `{"id":5,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"test/question","params":{"q":1}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t2:1","result":{"inner":true}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t2:1","result":{"inner":true}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:\u0031","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
+		// Late or unknown responses under its own ids are still its own.
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`, nil},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`, nil},
+	})
+}
+
+func FuzzIDKey(f *testing.F) {
+	for _, s := range []string{`"a"`, `"\u0061"`, `1E2`, `100`, `-0`, `1.50`, `"\""`, `null`, `1e999999999`, `"\ud800"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		key := idKey(raw)
+		if idKey(key) != key && strings.IndexByte(key, '\\') < 0 && !strings.Contains(key, "/") {
+			t.Fatalf("idKey(%q) = %q is not stable", raw, key)
+		}
+		if plainInteger(raw) || (strings.HasPrefix(raw, `"`) && !strings.Contains(raw, `\`)) {
+			if key != raw {
+				t.Fatalf("fast-path id %q keyed %q", raw, key)
+			}
+		}
+	})
+}
+
 func TestRouterFailOpenLogsOnce(t *testing.T) {
 	var logs bytes.Buffer
 	r := newTestRouter(t, &logs, nil)

@@ -66,6 +66,10 @@ type connection struct {
 
 	clientGone     chan struct{}
 	clientGoneOnce sync.Once
+	// clientEOF is closed as soon as the client's stream is read to its
+	// end, even if the client loop is still writing to the agent (F5).
+	clientEOF      chan struct{}
+	clientEOFOnce  sync.Once
 	agentWriteErr  sync.Once
 	clientWriteErr sync.Once
 	clientFailing  atomic.Bool // a write to the client failed; closeClient is under way
@@ -78,6 +82,39 @@ type connection struct {
 // agent exits. It returns the exit code the proxy should exit with: the
 // agent's (rule F6).
 func Run(cfg Config) (int, error) {
+	cfg = cfg.withDefaults()
+	router, err := NewRouter(cfg.Router)
+	if err != nil {
+		return 1, err
+	}
+	undo := catchSIGPIPE()
+	defer undo()
+
+	agent, err := startAgent(cfg.Argv, cfg.KillGrace)
+	if err != nil {
+		return 1, err
+	}
+	defer agent.group.release()
+	c := newConnection(cfg, router, agent)
+	c.log.Debug("agent started", "pid", agent.pid, "argv", pipe.RedactArgs(cfg.Argv))
+	c.recordEvent(pipe.Record{Event: "start"})
+
+	stderrDone := goDone(c.copyStderr)
+	agentDone := goDone(c.relayAgent)
+	clientStream := newReadAhead(cfg.Stdin, c.stop, func() {
+		c.clientEOFOnce.Do(func() { close(c.clientEOF) })
+	})
+	go c.relayClient(clientStream)
+	exited := make(chan int, 1)
+	go func() { exited <- agent.wait() }()
+
+	code := c.supervise(exited)
+	c.finish(agentDone, stderrDone, code)
+	return code, nil
+}
+
+// withDefaults fills in what Config leaves zero.
+func (cfg Config) withDefaults() Config {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = DefaultKillGrace
 	}
@@ -87,24 +124,20 @@ func Run(cfg Config) (int, error) {
 	if cfg.Router.Logger == nil {
 		cfg.Router.Logger = cfg.Logger
 	}
-	router, err := NewRouter(cfg.Router)
-	if err != nil {
-		return 1, err
+	if cfg.Router.IDToken == "" {
+		cfg.Router.IDToken = newIDToken() // C12: unique to this proxy
 	}
-	undo := catchSIGPIPE()
-	defer undo()
+	return cfg
+}
 
-	agent, err := startAgent(cfg.Argv)
-	if err != nil {
-		return 1, err
-	}
-	defer agent.group.release()
+func newConnection(cfg Config, router *Router, agent *agentProcess) *connection {
 	c := &connection{
 		cfg:        cfg,
 		log:        cfg.Logger,
 		router:     router,
 		agent:      agent,
 		clientGone: make(chan struct{}),
+		clientEOF:  make(chan struct{}),
 		stop:       make(chan struct{}),
 	}
 	c.writers[pipe.Client] = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
@@ -112,52 +145,61 @@ func Run(cfg Config) (int, error) {
 	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
 		c.queues[side] = newSendQueue(c.writers[side], c.stop, func(err error) { c.writeFailed(side, err) })
 	}
-	c.log.Debug("agent started", "pid", agent.cmd.Process.Pid, "argv", pipe.RedactArgs(cfg.Argv))
-	c.recordEvent(pipe.Record{Event: "start"})
+	return c
+}
 
-	stderrDone := make(chan struct{})
+// goDone runs fn on its own goroutine and returns a channel closed when
+// it returns.
+func goDone(fn func()) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(stderrDone)
-		c.copyStderr()
+		defer close(done)
+		fn()
 	}()
-	agentDone := make(chan struct{})
-	go func() {
-		defer close(agentDone)
-		if err := c.relay(pipe.Agent, activityReader{r: agent.stdout, c: c}); err != nil {
-			c.log.Warn("reading from agent failed", "err", err)
-		}
-		// The agent's stream is over: the client requests it never
-		// answered get -32603 right after its last frame (F6).
-		var outs []Out
-		if c.live(func() { outs = c.router.AgentGone(nil) }) {
-			c.deliver(pipe.Agent, outs)
-			c.flush(pipe.Client)
-		}
-	}()
-	go func() {
-		err := c.relay(pipe.Client, cfg.Stdin)
-		if err != nil {
-			c.log.Warn("reading from client failed", "err", err)
-		} else {
-			c.log.Debug("client closed its stream")
-		}
-		c.closeClient()
-	}()
-	exited := make(chan int, 1)
-	go func() { exited <- agent.wait() }()
+	return done
+}
 
-	code := c.supervise(exited)
+// relayAgent relays the agent's stdout to the client until it ends; then
+// the client requests the agent never answered get -32603 right after its
+// last frame (F6).
+func (c *connection) relayAgent() {
+	if err := c.relay(pipe.Agent, activityReader{r: c.agent.stdout, c: c}); err != nil {
+		c.log.Warn("reading from agent failed", "err", err)
+	}
+	var outs []Out
+	if c.live(func() { outs = c.router.AgentGone(nil) }) {
+		c.deliver(pipe.Agent, outs)
+		c.flush(pipe.Client)
+	}
+}
+
+// relayClient relays the client's stream to the agent until it ends; the
+// end of the stream (or a failed read) is the client leaving (F5).
+func (c *connection) relayClient(stream io.Reader) {
+	if err := c.relay(pipe.Client, stream); err != nil {
+		c.log.Warn("reading from client failed", "err", err)
+	} else {
+		c.log.Debug("client closed its stream")
+	}
+	c.closeClient()
+}
+
+// finish ends the connection after the agent exited with code: what it
+// wrote is delivered (F6), what its tree left running is ended (F5), the
+// client's late requests are answered, and the exit is recorded.
+func (c *connection) finish(agentDone, stderrDone <-chan struct{}, code int) {
 	c.drainAgent(agentDone)
 	// Processes the agent left behind in its group are ended too: the
-	// proxy leaves no orphans (on Windows the job object does this).
+	// proxy leaves no orphans (on Linux the subreaper has done it, on
+	// Windows the job object does it).
 	c.endGroup()
 	// Requests the client sent after the agent's stdout closed.
 	var late []Out
 	c.live(func() { late = c.router.AgentGone(nil) })
 	if len(late) > 0 {
-		c.queues[pipe.Client].send(frameList(late), cfg.KillGrace)
+		c.queues[pipe.Client].send(frameList(late), c.cfg.KillGrace)
 	}
-	if !c.queues[pipe.Client].sync(cfg.KillGrace) {
+	if !c.queues[pipe.Client].sync(c.cfg.KillGrace) {
 		c.log.Debug("flushing to client did not finish")
 	}
 	select {
@@ -166,14 +208,12 @@ func Run(cfg Config) (int, error) {
 	}
 	// Closing the agent's stdin also frees a client loop blocked writing to
 	// it (a grandchild may hold the pipe open without reading).
-	c.agentStdinClosed.Store(true)
-	_ = c.agent.stdin.Close()
+	c.closeAgentStdin()
 	c.life.Lock()
 	c.recordEvent(pipe.Record{Event: "exit", Code: &code})
 	c.finished.Store(true)
 	c.life.Unlock()
 	close(c.stop)
-	return code, nil
 }
 
 // drainAgent waits, after the agent exited, until everything it wrote
@@ -296,6 +336,7 @@ func (c *connection) recordEvent(rec pipe.Record) {
 			rec.NonJSON = "forward"
 		}
 		rec.Options = append([]string{}, c.cfg.Options...)
+		rec.IDToken = c.cfg.Router.IDToken
 	}
 	capture.Write(rec)
 	if err := capture.Flush(); err != nil {
@@ -322,7 +363,7 @@ func (c *connection) supervise(exited <-chan int) int {
 		timer = time.NewTimer(c.cfg.KillGrace)
 		timeout = timer.C
 	}
-	clientGone := c.clientGone
+	clientGone, clientEOF := c.clientGone, c.clientEOF
 	for {
 		select {
 		case code := <-exited:
@@ -353,7 +394,14 @@ func (c *connection) supervise(exited <-chan int) int {
 				arm(stageKill)
 			}
 		case <-clientGone:
-			clientGone = nil
+			clientGone, clientEOF = nil, nil
+			if stage == stageNone {
+				arm(stageTerm)
+			}
+		case <-clientEOF:
+			// The client loop may still be writing to an agent that does
+			// not read: the grace runs from the EOF all the same.
+			clientGone, clientEOF = nil, nil
 			if stage == stageNone {
 				arm(stageTerm)
 			}
@@ -361,6 +409,9 @@ func (c *connection) supervise(exited <-chan int) int {
 			switch stage {
 			case stageTerm:
 				c.log.Info("agent still running after stdin closed; sending SIGTERM", "grace", c.cfg.KillGrace)
+				// If the client loop is still blocked writing to the
+				// agent, closing its stdin frees it.
+				c.closeAgentStdin()
 				_ = c.agent.group.terminate()
 				arm(stageKill)
 			case stageKill:
@@ -381,9 +432,15 @@ func (c *connection) closeClient() {
 		close(c.clientGone)
 		c.live(func() { c.recordEvent(pipe.Record{Event: "client-gone"}) })
 		c.lastWords(c.cfg.KillGrace)
-		c.agentStdinClosed.Store(true)
-		_ = c.agent.stdin.Close()
+		c.closeAgentStdin()
 	})
+}
+
+// closeAgentStdin closes the agent's stdin (its EOF), which also fails a
+// write to it that is blocked.
+func (c *connection) closeAgentStdin() {
+	c.agentStdinClosed.Store(true)
+	_ = c.agent.stdin.Close()
 }
 
 // lastWords runs once: the modules' Close outputs (rule C12: Cursor gets

@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -24,26 +25,28 @@ func TestRun(t *testing.T) {
 		stdin  string
 		stdout string
 		code   int
+		// agentGot is what the agent must have received (it echoes its
+		// stdin to stderr), when set.
+		agentGot string
 	}{
-		{"P1 relay both ways through cat", "cat", "{\"b\":1, \"a\":\"<&>\"}\n\n{\"x\":-1}\r\n", "{\"b\":1, \"a\":\"<&>\"}\n{\"x\":-1}\n", 0},
+		{"P1 relay both ways", `read a; echo "$a"; read b; echo "$b"`, "{\"b\":1, \"a\":\"<&>\"}\n\n{\"x\":-1}\r\n", "{\"b\":1, \"a\":\"<&>\"}\n{\"x\":-1}\n", 0, ""},
 		{"F6 pending request answered, exit code mirrored", `read line; echo '{"jsonrpc":"2.0","method":"bye"}'; exit 7`,
 			`{"jsonrpc":"2.0","id":3,"method":"session/prompt"}` + "\n",
-			`{"jsonrpc":"2.0","method":"bye"}` + "\n" + `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"agent exited"}}` + "\n", 7},
-		{"F2 non-JSON dropped", `echo 'Using worktree: /x'; echo '{"a":1}'`, "", `{"a":1}` + "\n", 0},
+			`{"jsonrpc":"2.0","method":"bye"}` + "\n" + `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"agent exited"}}` + "\n", 7, ""},
+		{"F2 non-JSON dropped", `echo 'Using worktree: /x'; echo '{"a":1}'`, "", `{"a":1}` + "\n", 0, ""},
 		{"module reply goes back to the agent", `echo '{"jsonrpc":"2.0","id":9,"method":"test/task","params":{"toolCallId":"t","description":"d"}}'; read answer; echo "$answer" >&2`,
-			"", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":"Task: d"}}}` + "\n", 0},
+			"", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":"Task: d"}}}` + "\n", 0,
+			`"id":9,"result":{}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var stdout, stderr bytes.Buffer
+			// The client stays connected until Run returns, so that the
+			// agent's exit (F6), not the client's EOF (F5), ends the session.
 			stdinR, stdinW := io.Pipe()
-			go func() {
-				_, _ = io.WriteString(stdinW, tt.stdin)
-				// Keep the client connected until the agent is done, so
-				// that F6 (not F5) ends the session.
-				time.Sleep(200 * time.Millisecond)
-				_ = stdinW.Close()
-			}()
+			defer stdinW.Close()
+			go func() { _, _ = io.WriteString(stdinW, tt.stdin) }()
 			var capture bytes.Buffer
 			code, err := Run(Config{
 				Argv:        []string{"sh", "-c", tt.agent},
@@ -60,7 +63,7 @@ func TestRun(t *testing.T) {
 			if code != tt.code || stdout.String() != tt.stdout {
 				t.Fatalf("exit %d, stdout:\n%s\nwant exit %d, stdout:\n%s\nstderr: %s", code, stdout.String(), tt.code, tt.stdout, stderr.String())
 			}
-			if tt.name == "module reply goes back to the agent" && !strings.Contains(stderr.String(), `"id":9,"result":{}`) {
+			if !strings.Contains(stderr.String(), tt.agentGot) {
 				t.Fatalf("the agent did not get the reply; its stderr: %q", stderr.String())
 			}
 			for _, want := range []string{`"event":"start"`, `"event":"exit"`} {
@@ -74,8 +77,9 @@ func TestRun(t *testing.T) {
 
 func TestRunStartFailure(t *testing.T) {
 	_, err := Run(Config{Argv: []string{"/no/such/agent"}, Stdin: strings.NewReader(""), Stdout: io.Discard})
-	if err == nil || !strings.Contains(err.Error(), "starting agent") {
-		t.Fatalf("err = %v", err)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `cannot run agent "/no/such/agent"`) {
+		t.Fatalf("err = %v, want a *StartError", err)
 	}
 
 }

@@ -1,10 +1,19 @@
 // Package rewrite is the contract between the proxy and its vendor modules,
-// and the helpers modules use to build frames.
+// and the kit modules are built with: frame builders here, and
+//
+//   - rawjson: the raw-JSON helpers (lookup, string decode, splice);
+//   - meta: the _meta["acp-normalize"] writers and the Subagent snapshot;
+//   - table: capped per-connection state (entries and bytes, rule P6);
+//   - rewritetest: golden harness, log recorder, ACP schema check.
 //
 // A Module is a value: a name, a one-line doc, the trigger byte strings that
-// select the frames it wants, and a constructor of per-connection state.
-// The proxy lists its modules explicitly in one place (cmd/acp-normalize)
-// and checks the list with Validate at start-up; there is no registry.
+// select the frames it wants, the options it reads, the vendor methods it
+// handles, and a constructor of per-connection state. The proxy lists its
+// modules explicitly in one place (cmd/acp-normalize) and checks the list
+// with Validate at start-up; there is no registry. The command builds
+// flags, recorded options and replay settings from the modules' Options
+// (and SharedOptions), and hands the values to New through Configure and
+// Env.Settings. docs/contributing.md is the checklist for a new module.
 //
 // For each connection the proxy calls Module.New once and then hands the
 // Rewriter every frame, in wire order and never concurrently, that contains

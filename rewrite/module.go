@@ -1,13 +1,15 @@
 package rewrite
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // Module describes a vendor module.
@@ -20,24 +22,42 @@ type Module struct {
 	// Triggers are byte strings; a frame that contains none of them skips
 	// the module without being decoded.
 	Triggers []string
+	// Options are the module's own command-line options; the module reads
+	// them (and the SharedOptions) from Env.Settings in New.
+	Options []Option
+	// VendorMethods are the non-standard methods the module handles, as
+	// the vendor spells them (a trailing '*' matches any suffix), so that
+	// tools such as the replay timeline can name them without a list of
+	// their own.
+	VendorMethods []string
+	// Summarize, when set, describes the params of one of the module's
+	// VendorMethods on one line, for the replay timeline; quote shows a
+	// vendor text (quoted, on one line, shortened).
+	Summarize func(method string, params []byte, quote func(string) string) string
 	// New returns the module's state for one connection.
 	New func(Env) Rewriter
+}
+
+// Handles reports whether method is one of the module's VendorMethods.
+func (m *Module) Handles(method string) bool {
+	for _, p := range m.VendorMethods {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(method, prefix) || p == method {
+			return true
+		}
+	}
+	return false
 }
 
 // Env is what a module's per-connection state gets from the proxy.
 type Env struct {
 	// Logger logs with the module's name attached.
 	Logger *slog.Logger
-}
-
-// Matches reports whether frame contains one of the module's triggers.
-func (m *Module) Matches(frame []byte) bool {
-	for _, t := range m.Triggers {
-		if bytes.Contains(frame, []byte(t)) {
-			return true
-		}
-	}
-	return false
+	// Settings are the option values of the run (see Configure).
+	Settings Settings
+	// Budget, when set, is the connection's byte budget shared by every
+	// module's tables; a module makes its own (table.DefaultBytes) when
+	// it is nil.
+	Budget *table.Budget
 }
 
 var moduleName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
@@ -70,6 +90,7 @@ func Validate(mods []Module) error {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
 		}
 	}
+	errs = append(errs, validateOptions(mods))
 	return errors.Join(errs...)
 }
 
@@ -141,7 +162,7 @@ func (f *Frame) ID() []byte { return f.Envelope().ID }
 func (f *Frame) Kind() pipe.Kind { return f.Envelope().Kind }
 
 // Lookup returns the raw JSON value at path inside the frame.
-func (f *Frame) Lookup(path ...string) ([]byte, bool) { return pipe.Lookup(f.Raw, path...) }
+func (f *Frame) Lookup(path ...string) ([]byte, bool) { return rawjson.Lookup(f.Raw, path...) }
 
 // RuleError names the contract rule whose handling failed, for the log line
 // of a fail-open (rule P5).

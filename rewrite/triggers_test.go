@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -43,7 +44,7 @@ func TestTriggerIndex(t *testing.T) {
 	}
 }
 
-// FuzzTriggerIndex checks the index against Module.Matches.
+// FuzzTriggerIndex checks the index against a bytes.Contains per trigger.
 func FuzzTriggerIndex(f *testing.F) {
 	f.Add([]byte(`{"method":"cursor/task","params":{"x":"\"error\""}}`))
 	mods := triggerModules(
@@ -55,12 +56,12 @@ func FuzzTriggerIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		var want uint64
 		for i, m := range mods {
-			if m.Matches(frame) {
+			if containsTrigger(m, frame) {
 				want |= 1 << i
 			}
 		}
 		if got := x.Match(frame); got != want {
-			t.Fatalf("Match(%q) = %b, Matches says %b", frame, got, want)
+			t.Fatalf("Match(%q) = %b, bytes.Contains says %b", frame, got, want)
 		}
 	})
 }
@@ -80,8 +81,19 @@ func BenchmarkTriggerIndex(b *testing.B) {
 	b.Run("contains", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			for _, m := range mods {
-				m.Matches(frame)
+				containsTrigger(m, frame)
 			}
 		}
 	})
+}
+
+// containsTrigger reports whether frame contains one of m's triggers, the
+// slow way the index must agree with.
+func containsTrigger(m Module, frame []byte) bool {
+	for _, t := range m.Triggers {
+		if bytes.Contains(frame, []byte(t)) {
+			return true
+		}
+	}
+	return false
 }

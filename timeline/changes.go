@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // fieldChange is one difference between two JSON values at a path.
@@ -32,7 +32,7 @@ func fieldChanges(a, b []byte) []fieldChange {
 }
 
 func walkChanges(path string, a, b []byte, out *[]fieldChange) {
-	ca, cb := pipe.FirstByte(a), pipe.FirstByte(b)
+	ca, cb := rawjson.FirstByte(a), rawjson.FirstByte(b)
 	switch {
 	case ca == '{' && cb == '{':
 		ma, orderA, errA := members(a)
@@ -73,7 +73,7 @@ func walkChanges(path string, a, b []byte, out *[]fieldChange) {
 
 // descend follows an added object down while it has exactly one member.
 func descend(path string, v []byte) (string, []byte) {
-	for pipe.FirstByte(v) == '{' {
+	for rawjson.FirstByte(v) == '{' {
 		m, order, err := members(v)
 		if err != nil || len(order) != 1 {
 			break
@@ -88,7 +88,7 @@ func descend(path string, v []byte) (string, []byte) {
 func members(obj []byte) (map[string][]byte, []string, error) {
 	m := make(map[string][]byte)
 	var order []string
-	err := pipe.Members(obj, func(mb pipe.Member) bool {
+	err := rawjson.Members(obj, func(mb rawjson.Member) bool {
 		k := decodeKey(mb.Key)
 		if _, dup := m[k]; !dup {
 			order = append(order, k)
@@ -101,7 +101,7 @@ func members(obj []byte) (map[string][]byte, []string, error) {
 
 func elements(arr []byte) ([][]byte, error) {
 	var out [][]byte
-	err := pipe.Elements(arr, func(v []byte) bool {
+	err := rawjson.Elements(arr, func(v []byte) bool {
 		out = append(out, v)
 		return true
 	})
@@ -109,14 +109,10 @@ func elements(arr []byte) ([][]byte, error) {
 }
 
 func decodeKey(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
+	if s, ok := rawjson.UnescapeKey(raw); ok {
+		return s
 	}
-	var s string
-	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
-		return string(raw)
-	}
-	return s
+	return string(raw)
 }
 
 // sameJSON reports whether two raw JSON values are equal as values.
@@ -194,7 +190,7 @@ func shortValue(v []byte, limit int) string {
 	if runeLen(string(v)) <= limit {
 		return oneLine(string(v), limit)
 	}
-	switch pipe.FirstByte(v) {
+	switch rawjson.FirstByte(v) {
 	case '{':
 		m, order, err := members(v)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // diffLimit is how many characters of a value a diff field line shows.
@@ -29,6 +30,7 @@ type Diff struct {
 	p       palette
 	name    string
 	ms      *methods
+	mods    []rewrite.Module
 	clk     clock
 	changed int
 	files   int // captures begun, to separate them by a blank line
@@ -37,12 +39,12 @@ type Diff struct {
 
 // NewDiff returns a Diff renderer writing to w.
 func NewDiff(w io.Writer, opts Options) *Diff {
-	return &Diff{w: w, p: palette(opts.Color)}
+	return &Diff{w: w, p: palette(opts.Color), mods: opts.Modules}
 }
 
 // Begin implements Renderer.
 func (d *Diff) Begin(name string) error {
-	d.name, d.ms, d.clk, d.changed = terminalText(name), newMethods(), clock{}, 0
+	d.name, d.ms, d.clk, d.changed = terminalText(name), newMethods(d.mods), clock{}, 0
 	if d.files > 0 {
 		d.sb.WriteByte('\n')
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // changeLimit is how many characters of a value a pretty change line
@@ -29,13 +30,14 @@ const (
 // collapsed into one line with a count. Below a frame, what the proxy did
 // about it: ~ replaced, ✗ dropped, ↩ replied, + emitted, ⇄ requested.
 type Pretty struct {
-	w   io.Writer
-	p   palette
-	ms  *methods
-	clk clock
-	run *chunkRun
-	sb  strings.Builder
-	err error
+	w    io.Writer
+	p    palette
+	ms   *methods
+	mods []rewrite.Module
+	clk  clock
+	run  *chunkRun
+	sb   strings.Builder
+	err  error
 }
 
 // chunkRun is a run of unchanged chunk frames being collapsed.
@@ -49,12 +51,12 @@ type chunkRun struct {
 
 // NewPretty returns a Pretty renderer writing to w.
 func NewPretty(w io.Writer, opts Options) *Pretty {
-	return &Pretty{w: w, p: palette(opts.Color)}
+	return &Pretty{w: w, p: palette(opts.Color), mods: opts.Modules}
 }
 
 // Begin implements Renderer.
 func (t *Pretty) Begin(name string) error {
-	t.ms, t.clk, t.run = newMethods(), clock{}, nil
+	t.ms, t.clk, t.run = newMethods(t.mods), clock{}, nil
 	t.line(t.p.paint(ansiBold, "── "+terminalText(name)+" ──"))
 	return t.flush()
 }

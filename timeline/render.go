@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // Renderer writes the steps of one or more replayed captures.
@@ -78,6 +79,9 @@ func appendFrameMember(dst []byte, frame []byte) []byte {
 type Options struct {
 	// Color turns on ANSI colours.
 	Color bool
+	// Modules name and describe the vendor methods (Module.VendorMethods,
+	// Module.Summarize); a vendor method of no module is shown by name.
+	Modules []rewrite.Module
 }
 
 // palette colours text when on.

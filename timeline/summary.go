@@ -11,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // textLimit is how many characters of a text a summary shows.
@@ -27,13 +30,30 @@ type idKey struct {
 	id string
 }
 
-// methods remembers the method of recent requests, to name responses.
+// methods remembers the method of recent requests, to name responses,
+// and knows the modules that describe vendor methods.
 type methods struct {
 	byID  map[idKey]string
 	order []idKey
+	mods  []rewrite.Module
 }
 
-func newMethods() *methods { return &methods{byID: make(map[idKey]string)} }
+func newMethods(mods []rewrite.Module) *methods {
+	return &methods{byID: make(map[idKey]string), mods: mods}
+}
+
+// vendorDetail describes a vendor method's params by the module that
+// handles it, or "".
+func (m *methods) vendorDetail(method string, frame []byte) string {
+	for i := range m.mods {
+		mod := &m.mods[i]
+		if mod.Summarize != nil && mod.Handles(method) {
+			params, _ := rawjson.Lookup(frame, "params")
+			return mod.Summarize(method, params, quote)
+		}
+	}
+	return ""
+}
 
 // request notes a request travelling to side to.
 func (m *methods) request(to pipe.Side, id []byte, method string) {
@@ -113,10 +133,12 @@ func summarize(frame []byte, to pipe.Side, ms *methods) summary {
 		return summary{head: joinNonEmpty("result #"+string(env.ID), method), detail: describeResult(method, msg.Result)}
 	case pipe.Request:
 		s := describeCall(msg.Method, msg.Params)
+		s.detail = joinNonEmpty(s.detail, ms.vendorDetail(msg.Method, frame))
 		s.head = msg.Method + " #" + string(env.ID)
 		return s
 	default:
 		s := describeCall(msg.Method, msg.Params)
+		s.detail = joinNonEmpty(s.detail, ms.vendorDetail(msg.Method, frame))
 		s.head = msg.Method
 		if s.tag != "" {
 			s.head += " " + s.tag
@@ -144,15 +166,6 @@ func joinNonEmpty(parts ...string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// vendorMethod returns a Cursor method's name without its spelling
-// prefix ("cursor/task" and "_cursor/task" both give "task"), or "".
-func vendorMethod(method string) string {
-	if rest, ok := strings.CutPrefix(strings.TrimPrefix(method, "_"), "cursor/"); ok {
-		return rest
-	}
-	return ""
 }
 
 // describeCall describes a request's or notification's params.
@@ -194,24 +207,6 @@ func describeCall(method string, p map[string]any) summary {
 	case "elicitation/create":
 		d = append(d, quote(str(p, "message")))
 	}
-	switch vendorMethod(method) {
-	case "task":
-		d = append(d, str(p, "toolCallId"), quote(str(p, "description")))
-		if m := str(p, "model"); m != "" {
-			d = append(d, "model "+m)
-		}
-	case "update_todos":
-		d = append(d, count(len(list(p, "todos")), "todo"))
-		if mg, ok := p["merge"].(bool); ok {
-			d = append(d, "merge="+strconv.FormatBool(mg))
-		}
-	case "create_plan":
-		d = append(d, quote(str(p, "name")), count(len(list(p, "todos")), "todo"))
-	case "ask_question":
-		d = append(d, count(len(list(p, "questions")), "question"))
-	case "generate_image":
-		d = append(d, quote(str(p, "description")))
-	}
 	s.detail = strings.Join(nonEmpty(d), " ")
 	return s
 }
@@ -224,10 +219,10 @@ func describeUpdate(s *summary, u map[string]any) []string {
 		d = append(d, quote(s.text))
 	case "tool_call", "tool_call_update":
 		d = append(d, toolCallWords(u)...)
-		if st := str(get(get(get(u, "_meta"), "acp-normalize"), "subagent"), "status"); st != "" {
+		if st := str(get(get(get(u, "_meta"), meta.Key), meta.SubagentMember), "status"); st != "" {
 			d = append(d, "[subagent "+st+"]")
 		}
-		if p := str(get(get(u, "_meta"), "acp-normalize"), "parentToolCallId"); p != "" {
+		if p := str(get(get(u, "_meta"), meta.Key), meta.ParentMember); p != "" {
 			d = append(d, "[parent "+p+"]")
 		}
 	case "plan":
@@ -296,7 +291,7 @@ func describeResult(method string, r any) string {
 		if ai := get(m, "agentInfo"); ai != nil {
 			d = append(d, "agent "+joinNonEmpty(str(ai, "name"), str(ai, "version")))
 		}
-		if an := get(get(get(m, "agentCapabilities"), "_meta"), "acp-normalize"); an != nil {
+		if an := get(get(get(m, "agentCapabilities"), "_meta"), meta.Key); an != nil {
 			d = append(d, "normalized "+joinNonEmpty(str(an, "version"), "["+joinList(list(an, "modules"))+"]"))
 		}
 		return strings.Join(d, ", ")
@@ -452,13 +447,11 @@ func escapeRune(r rune) string {
 }
 
 func compact(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
+	b, err := rawjson.Marshal(v)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(b)
 }
 
 // runeLen is the display length of s in runes.

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -57,7 +58,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms := newMethods()
+			ms := newMethods([]rewrite.Module{cursor.Module(cursor.Options{})})
 			if tt.request != "" {
 				ms.observe(pipe.Agent, []byte(tt.request))
 			}

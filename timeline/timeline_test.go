@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // renderers are the outputs pinned by golden files, by file suffix.
 var renderers = []struct {
@@ -67,23 +64,7 @@ func TestGolden(t *testing.T) {
 			t.Run(base+"/"+rd.suffix, func(t *testing.T) {
 				var buf bytes.Buffer
 				render(t, rd.new(&buf), []rewrite.Module{rewritetest.Module()}, capture)
-				golden := filepath.Join("testdata", "golden", base+"."+rd.suffix)
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test -update)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), want) {
-					t.Errorf("%s differs from the golden file; got:\n%s", golden, buf.Bytes())
-				}
+				rewritetest.CheckFile(t, filepath.Join("testdata", "golden", base+"."+rd.suffix), buf.Bytes())
 			})
 		}
 	}

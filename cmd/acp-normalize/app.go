@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // version is the proxy's semantic version, advertised in initialize (rule M).
@@ -107,7 +108,7 @@ func newApp(st streams) *cli.App {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
 		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st)},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
 			&cli.StringFlag{Name: "record", EnvVars: []string{"ACP_NORMALIZE_RECORD"}, TakesFile: true,
@@ -120,13 +121,9 @@ func newApp(st streams) *cli.App {
 				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
 			&cli.StringFlag{Name: "non-json", Value: "drop", EnvVars: []string{"ACP_NORMALIZE_NON_JSON"},
 				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
-			&cli.BoolFlag{Name: "forward-unknown-vendor-methods", EnvVars: []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS"},
-				Usage: "pass unknown vendor methods (cursor/*) to the client instead of answering them with -32601"},
-			&cli.BoolFlag{Name: "cursor-native-subagents", EnvVars: []string{"ACP_NORMALIZE_CURSOR_NATIVE_SUBAGENTS"},
-				Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)"},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
-		},
+		}, optionFlags(moduleOptions(), true)...),
 	}
 }
 
@@ -146,7 +143,8 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if c.Duration("kill-grace") <= 0 {
 		return exitUsage, usageError("--kill-grace must be positive")
 	}
-	mods, err := selectModules(allModules(moduleOptionsFrom(c)), c.String("modules"))
+	settings := optionSettings(c, moduleOptions())
+	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
@@ -176,17 +174,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 
 	var capture *pipe.CaptureWriter
+	var captureFile *os.File
 	if path := c.String("record"); path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		captureFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 		if err != nil {
 			return exitUsage, usageError("--record: %v", err)
 		}
-		defer f.Close()
 		// A file that existed keeps its mode on open: make it private (R1).
-		if err := f.Chmod(0o600); err != nil {
+		if err := captureFile.Chmod(0o600); err != nil {
+			_ = captureFile.Close()
 			return exitFailure, &exitError{code: exitFailure, err: fmt.Errorf("--record: %w", err)}
 		}
-		capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+		capture = pipe.NewCaptureWriter(captureFile, c.Bool("record-raw"))
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -202,7 +201,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			NonJSON: nonJSON,
 			Capture: capture,
 		},
-		Options:     moduleOptionsFrom(c).names(),
+		Options:     settings.Recorded(moduleOptions()),
 		RecordRaw:   c.Bool("record-raw"),
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,
@@ -211,8 +210,35 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		Signals:     sigs,
 		Logger:      logger,
 	})
+	if captureFile != nil {
+		if cerr := finishCapture(capture, captureFile); cerr != nil {
+			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
+			code = codeAfterLostCapture(code)
+		}
+	}
+	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
+		// The agent exists but cannot be run (a bad #! line, an empty
+		// file): a usage mistake, like one that is not found.
+		return exitUsage, &exitError{code: exitUsage, err: se}
+	}
 	if err != nil {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
 	return code, nil
+}
+
+// finishCapture writes out what the capture buffers and closes its file;
+// an error means the recording is incomplete.
+func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
+	return errors.Join(capture.Flush(), f.Close())
+}
+
+// codeAfterLostCapture is the exit code when the recording was lost: a
+// session that otherwise succeeded exits 1, so that a script that records
+// notices; the agent's own failure code is kept.
+func codeAfterLostCapture(code int) int {
+	if code == 0 {
+		return exitFailure
+	}
+	return code
 }

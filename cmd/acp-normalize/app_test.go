@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"errors"
+	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"strings"
 )
 
 func TestSplitAgentArgv(t *testing.T) {
@@ -72,7 +75,7 @@ func TestSelectModules(t *testing.T) {
 }
 
 func TestModuleListIsValid(t *testing.T) {
-	if err := rewrite.Validate(allModules(moduleOptions{})); err != nil {
+	if err := rewrite.Validate(allModules()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,5 +143,29 @@ func TestBackgroundWriterDelivers(t *testing.T) {
 	bw.Close(time.Second)
 	if out.String() != "one\ntwo\n" {
 		t.Fatalf("got %q", out.String())
+	}
+}
+
+// failingFile fails every write and its Close.
+type failingFile struct{}
+
+func (failingFile) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+func (failingFile) Close() error              { return errors.New("close failed") }
+
+// TestLostCaptureIsReported pins that a recording that cannot be written
+// out is an error (logged by the proxy), and turns a successful exit into
+// exit status 1 while keeping an agent's failure code.
+func TestLostCaptureIsReported(t *testing.T) {
+	capture := pipe.NewCaptureWriter(failingFile{}, false)
+	capture.Write(pipe.Record{Event: "start"})
+	err := finishCapture(capture, failingFile{})
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "close failed") {
+		t.Fatalf("finishCapture = %v, want the write and the close error", err)
+	}
+	tests := []struct{ agent, want int }{{0, exitFailure}, {42, 42}}
+	for _, tt := range tests {
+		if got := codeAfterLostCapture(tt.agent); got != tt.want {
+			t.Errorf("agent exit %d with a lost capture: exit %d, want %d", tt.agent, got, tt.want)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // BenchmarkRouterAllModules routes agent output through the router with
 // the real module list: the per-frame cost users pay, triggers included.
 func BenchmarkRouterAllModules(b *testing.B) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: version})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,20 +13,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-// The -update flag may also be defined by another test file of this
-// package; it is defined here only when it is not.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func cursorUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // TestCursorCaptures replays the whole-session Cursor captures under
 // testdata/captures/cursor through the full module list (rule R3 output
@@ -45,20 +32,7 @@ func TestCursorCaptures(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 		t.Run(name, func(t *testing.T) {
 			got := cursorReplay(t, path)
-			golden := strings.TrimSuffix(path, ".jsonl") + ".replay.jsonl"
-			if cursorUpdating() {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("replay of %s differs from %s (run with -update to accept)", path, golden)
-			}
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", got)
 		})
 	}
 }
@@ -70,7 +44,7 @@ func cursorReplay(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(moduleOptions{}), Version: version})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ import (
 // cursorFakeAgentEnv makes the test binary act as a scripted fake
 // `cursor-agent acp` (see TestCursorFakeAgent).
 const cursorFakeAgentEnv = "ACP_NORMALIZE_TEST_CURSOR_FAKE_AGENT"
+
+// proxyRequestID finds the id of the proxy's first own request in a frame
+// (C12: "acp-normalize:TOKEN:1").
+var proxyRequestID = regexp.MustCompile(`"acp-normalize:(?:[0-9a-f]+:)?1"`)
 
 // cursorSession is the session id the fake agent hands out.
 const cursorSession = "5e0c9a7b-1d2f-4e3a-8b6c-9d0e1f2a3b4c"
@@ -158,6 +163,9 @@ func (c *cursorClient) until(want ...string) []byte {
 				return line
 			}
 		case <-timeout:
+			for _, l := range c.seen {
+				c.t.Logf("seen: %s", l)
+			}
 			c.t.Fatalf("timed out waiting for %q", want)
 		}
 	}
@@ -168,29 +176,45 @@ func (c *cursorClient) until(want ...string) []byte {
 // turn with a subagent, todos, a plan the test client approves and an
 // unknown vendor method. It checks what the client sees (C1, C3, C8, C9,
 // C12, C13, M) and, through the fake agent's stop reason, what Cursor got
-// back; once with defaults and once with the environment twin of
-// --forward-unknown-vendor-methods.
+// back; once with defaults, once with the environment twin of
+// --forward-unknown-vendor-methods, and once behind two proxies (C12:
+// `acp-normalize -- acp-normalize -- cursor-agent acp`, where the outer
+// proxy must forward the client's answer to the inner proxy's request).
 func TestCursorE2E(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     []string
 		forward bool
+		nested  bool
 	}{
-		{"defaults", nil, false},
-		{"forward unknown vendor methods by env", []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS=true"}, true},
+		{"defaults", nil, false, false},
+		{"forward unknown vendor methods by env", []string{"ACP_NORMALIZE_FORWARD_UNKNOWN_VENDOR_METHODS=true"}, true, false},
+		{"C12 nested proxies", nil, false, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { cursorRunE2E(t, tt.env, tt.forward) })
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cursorRunE2E(t, tt.env, tt.forward, tt.nested)
+		})
 	}
 }
 
-func cursorRunE2E(t *testing.T, env []string, forward bool) {
+func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	bin := proxyBinary // built by TestMain
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--log-level", "debug", "--", self, "-test.run=^TestCursorFakeAgent$")
+	args := []string{"--log-level", "debug", "--"}
+	if nested {
+		// The outer proxy runs no module: a cursor module in both would
+		// re-snapshot the inner one's subagent frames without the fields
+		// only the (consumed) cursor/task had, which is the vendor
+		// module's business, not C12's. The outer proxy's own-id handling
+		// does not depend on modules.
+		args = []string{"--log-level", "debug", "--modules", "none", "--", bin, "--log-level", "debug", "--"}
+	}
+	cmd := exec.Command(bin, append(args, self, "-test.run=^TestCursorFakeAgent$")...)
 	cmd.Env = append(append(os.Environ(), cursorFakeAgentEnv+"=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -226,7 +250,11 @@ func cursorRunE2E(t *testing.T, env []string, forward bool) {
 	}()
 
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
-	c.until(`"id":0`, `"acp-normalize":{"modules":["cursor","claude"]`)
+	advert := `"acp-normalize":{"modules":["cursor","claude"]`
+	if nested {
+		advert = `"acp-normalize":{"modules":[]` // the outer proxy's
+	}
+	c.until(`"id":0`, advert)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
 	c.until(`"id":1`, cursorSession)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + cursorSession + `","prompt":[{"type":"text","text":"count the go files"}]}}`)
@@ -254,10 +282,11 @@ func cursorRunE2E(t *testing.T, env []string, forward bool) {
 	}
 	c.until(`"sessionUpdate":"plan"`, `"content":"Count files"`)
 	perm := c.until(`"method":"session/request_permission"`)
-	if !bytes.Contains(perm, []byte(`"id":"acp-normalize:1"`)) || !bytes.Contains(perm, []byte(`"title":"Create Plan: Report"`)) {
+	permID := proxyRequestID.Find(perm)
+	if permID == nil || !bytes.Contains(perm, []byte(`"title":"Create Plan: Report"`)) {
 		t.Errorf("C9/C12: unexpected permission request: %s", perm)
 	}
-	c.send(`{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"outcome":{"outcome":"selected","optionId":"accept"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":` + string(permID) + `,"result":{"outcome":{"outcome":"selected","optionId":"accept"}}}`)
 	if forward {
 		c.until(`"id":3`, `"method":"cursor/brand_new"`)
 		c.send(`{"jsonrpc":"2.0","id":3,"result":{"seen":true}}`)

@@ -9,6 +9,9 @@
 // vendor modules without a process (as JSON lines, a timeline or a diff);
 // mock-agent serves a capture as an ACP agent.
 //
+// main first hands over to proxy.SubreaperMain: on Linux the proxy
+// re-executes this binary as the subreaper in front of the agent.
+//
 // This package is wiring only: flags, the logger, the module list (in
 // modules.go, the one place modules are listed) and exit codes. The work
 // is done by packages pipe, rewrite (and its vendor modules), proxy,

@@ -27,7 +27,6 @@ type proxySession struct {
 	stdout *bufio.Reader
 	stderr *bytes.Buffer
 	done   chan struct{}
-	code   int
 }
 
 // script writes a fake agent script and returns its path.
@@ -44,13 +43,25 @@ func script(t *testing.T, lines ...string) string {
 // script; extraEnv are KEY=VALUE pairs.
 func start(t *testing.T, scriptPath string, flags []string, extraEnv ...string) *proxySession {
 	t.Helper()
+	// A generous default grace: on a loaded machine a fake agent may need
+	// seconds to drain its input after EOF. Tests of F5 pass their own.
+	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--")
+	return startArgs(t, scriptPath, append(args, fakeAgentArgv(t)...), extraEnv...)
+}
+
+// fakeAgentArgv is the command line of the fake agent (this test binary).
+func fakeAgentArgv(t *testing.T) []string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A generous default grace: on a loaded machine a fake agent may need
-	// seconds to drain its input after EOF. Tests of F5 pass their own.
-	args := append(append([]string{"--kill-grace", "30s"}, flags...), "--", self, "-test.run=^$")
+	return []string{self, "-test.run=^$"}
+}
+
+// startArgs runs `acp-normalize ARGS` with the fake agent script.
+func startArgs(t *testing.T, scriptPath string, args []string, extraEnv ...string) *proxySession {
+	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
 	stdin, err := cmd.StdinPipe()
@@ -237,6 +248,7 @@ func TestE2ENonJSONForwardEnvTwin(t *testing.T) {
 }
 
 func TestE2EExitCodeMirrored(t *testing.T) {
+	t.Parallel()
 	// F6: the proxy exits with the agent's code, 128+N for signal N.
 	tests := []struct {
 		name   string
@@ -250,6 +262,7 @@ func TestE2EExitCodeMirrored(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := start(t, script(t, tt.script...), nil)
 			if code := s.wait(20 * time.Second); code != tt.want {
 				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, tt.want, s.stderr.String())
@@ -259,6 +272,7 @@ func TestE2EExitCodeMirrored(t *testing.T) {
 }
 
 func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
+	t.Parallel()
 	// F6: output written before the agent died is delivered, then each
 	// unanswered client request gets -32603, while the client's stdin is
 	// still open.
@@ -281,6 +295,7 @@ func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
 }
 
 func TestE2EKillEscalation(t *testing.T) {
+	t.Parallel()
 	// F5: stdin EOF, grace, SIGTERM (ignored), grace, SIGKILL.
 	s := start(t, script(t, "ignore-term", "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
 	s.stdin.Close()
@@ -295,6 +310,7 @@ func TestE2EKillEscalation(t *testing.T) {
 }
 
 func TestE2EAgentExitsAfterStdinEOF(t *testing.T) {
+	t.Parallel()
 	// F5: an agent that exits by itself within the grace gets no signal.
 	s := start(t, script(t, "echo", "exit 0"), []string{"--log-level", "debug"})
 	s.stdin.Close()
@@ -359,6 +375,7 @@ func waitGone(t *testing.T, pids []int) {
 }
 
 func TestE2ESignalToProxyLeavesNoOrphan(t *testing.T) {
+	t.Parallel()
 	// F5: SIGTERM to the proxy is forwarded to the agent's process group:
 	// the agent and its own child both end, and the proxy mirrors the code.
 	pidfile := filepath.Join(t.TempDir(), "pids")
@@ -374,6 +391,7 @@ func TestE2ESignalToProxyLeavesNoOrphan(t *testing.T) {
 }
 
 func TestE2EParentDeathKillsAgent(t *testing.T) {
+	t.Parallel()
 	// F5 (Linux): an agent cannot outlive a SIGKILLed proxy.
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("no /proc: not Linux")
@@ -385,8 +403,7 @@ func TestE2EParentDeathKillsAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.wait(20 * time.Second)
-	waitGone(t, pids[:1]) // the agent; its own child is the agent's business
-	_ = syscall.Kill(pids[1], syscall.SIGKILL)
+	waitGone(t, pids) // the agent and its own child (see also lifecycle_e2e_test.go)
 }
 
 func TestE2EStdoutCarriesOnlyFrames(t *testing.T) {
@@ -472,6 +489,7 @@ func TestE2ERecording(t *testing.T) {
 }
 
 func TestE2EUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -483,6 +501,8 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"subcommand name after -- is the agent", []string{"--", "replay", "x"}, 2, `agent "replay" not found`},
 		{"help after -- is the agent", []string{"--", "help"}, 2, `agent "help" not found`},
 		{"agent not executable", []string{"--", "../../README.md"}, 2, `cannot run agent "../../README.md"`},
+		{"agent with a missing #! interpreter", []string{"--", badAgent(t, "bad-interpreter", "#!/nonexistent/interpreter\n")}, 2, `bad-interpreter": `},
+		{"agent that is an empty file", []string{"--", badAgent(t, "empty", "")}, 2, `empty": `},
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},
@@ -492,6 +512,7 @@ func TestE2EUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(proxyBinary, tt.args...)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -504,8 +525,22 @@ func TestE2EUsageErrors(t *testing.T) {
 			if code != tt.code || !strings.Contains(out.String(), tt.want) {
 				t.Fatalf("exit %d, output %q; want exit %d with %q", code, out.String(), tt.code, tt.want)
 			}
+			if code == exitUsage && strings.Count(out.String(), "\n") != 1 {
+				t.Fatalf("output %q: want one line", out.String())
+			}
 		})
 	}
+}
+
+// badAgent writes an executable file that cannot be run (rule F4: the
+// proxy says so in one line and exits 2).
+func badAgent(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestE2ECompleteFrameNotHeldBehindPartialLine(t *testing.T) {
@@ -532,6 +567,7 @@ func TestE2ECompleteFrameNotHeldBehindPartialLine(t *testing.T) {
 }
 
 func TestE2ELeftoverProcessesEnded(t *testing.T) {
+	t.Parallel()
 	// F5/F6: processes the agent started and left running when it exited
 	// are ended with it (here one with its stdio redirected, which does
 	// not hold the agent's stdout open).
@@ -546,6 +582,7 @@ func TestE2ELeftoverProcessesEnded(t *testing.T) {
 }
 
 func TestE2EGrandchildHoldingStdout(t *testing.T) {
+	t.Parallel()
 	// F6: a grandchild holds the agent's stdout open after the agent
 	// exited: after the grace the group is ended and the code mirrored.
 	pidfile := filepath.Join(t.TempDir(), "pids")

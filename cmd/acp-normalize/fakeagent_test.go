@@ -27,6 +27,9 @@ import (
 //	ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
 //	spawn <pidfile>        start a grandchild (sleep) and write both pids to pidfile
 //	spawn-holding <pidfile> the same, the grandchild holding stdout and stderr open
+//	spawn-tree <pidfile>   start a grandchild in its own process group and a
+//	                       daemon in its own session (its parent exits), and
+//	                       write the three pids (agent, grandchild, daemon)
 //	sleep <duration>       sleep
 //	kill-self <signal>     end by a signal (TERM, KILL)
 //	exit <code>            exit with code
@@ -103,6 +106,10 @@ func fakeAgent(script string) int {
 			if err := os.WriteFile(arg, []byte(pids), 0o600); err != nil {
 				return 95
 			}
+		case "spawn-tree":
+			if code := spawnTree(arg); code != 0 {
+				return code
+			}
 		case "sleep":
 			d, _ := time.ParseDuration(arg)
 			time.Sleep(d)
@@ -120,6 +127,30 @@ func fakeAgent(script string) int {
 			fmt.Fprintln(os.Stderr, "fake agent: unknown script line:", line)
 			return 94
 		}
+	}
+	return 0
+}
+
+// spawnTree starts what escapes a process-group teardown: a grandchild
+// that moved to its own process group (as Claude Code's shell tools do)
+// and a daemon that called setsid and whose parent exited (so it is an
+// orphan in its own session), and writes the pids to pidfile.
+func spawnTree(pidfile string) int {
+	grandchild := exec.Command("sleep", "300")
+	grandchild.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := grandchild.Start(); err != nil {
+		return 96
+	}
+	launcher := exec.Command("sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!")
+	launcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := launcher.Output()
+	if err != nil {
+		return 96
+	}
+	daemon := strings.TrimSpace(string(out))
+	pids := fmt.Sprintf("%d %d %s\n", os.Getpid(), grandchild.Process.Pid, daemon)
+	if err := os.WriteFile(pidfile, []byte(pids), 0o600); err != nil {
+		return 95
 	}
 	return 0
 }

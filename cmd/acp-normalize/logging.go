@@ -41,7 +41,7 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 	if out == nil {
 		out = stderr
 	}
-	h := tint.NewHandler(out, &tint.Options{
+	h := tint.NewTextHandler(out, &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
 		NoColor:    !useColor(stderr, getenv),

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy"
 )
 
 // envRunMain makes the test binary run the command itself, so that tests
@@ -36,6 +38,10 @@ func captureFiles(t testing.TB, pattern string) []string {
 var proxyBinary string
 
 func TestMain(m *testing.M) {
+	// proxy.Run in this test binary re-executes it as the subreaper.
+	if code, ok := proxy.SubreaperMain(); ok {
+		os.Exit(code)
+	}
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -54,7 +54,7 @@ func mockAgentAction(c *cli.Context, st streams) error {
 	defer f.Close()
 	// The modules find the answers the proxy gave the agent on the
 	// editor's behalf, so the mock waits for those live too.
-	script, bad, err := mockagent.LoadWith(f, logger, allModules(moduleOptions{}))
+	script, bad, err := mockagent.LoadWith(f, logger, allModules())
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %w", name, err)}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -11,47 +12,66 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 )
 
-// moduleOptions are the vendor modules' command-line options.
-type moduleOptions struct {
-	// forwardUnknownVendorMethods passes unknown cursor/* methods to the
-	// client instead of answering -32601 (rule C13).
-	forwardUnknownVendorMethods bool
-	// cursorNativeSubagents asks Cursor for its draft subagent shapes and
-	// translates them (rule S2).
-	cursorNativeSubagents bool
-}
-
-// moduleOptionsFrom reads the module flags; a subcommand sees the global
-// flags given before its name.
-func moduleOptionsFrom(c *cli.Context) moduleOptions {
-	return moduleOptions{
-		forwardUnknownVendorMethods: c.Bool("forward-unknown-vendor-methods"),
-		cursorNativeSubagents:       c.Bool("cursor-native-subagents"),
-	}
-}
-
-// names lists the flags that are on, as recorded in a capture.
-func (o moduleOptions) names() []string {
-	var on []string
-	if o.forwardUnknownVendorMethods {
-		on = append(on, "forward-unknown-vendor-methods")
-	}
-	if o.cursorNativeSubagents {
-		on = append(on, "cursor-native-subagents")
-	}
-	return on
-}
-
 // allModules is the one place that lists the vendor modules, in the order
-// they see each frame.
-func allModules(o moduleOptions) []rewrite.Module {
+// they see each frame. Each module declares its own options.
+func allModules() []rewrite.Module {
 	return []rewrite.Module{
-		cursor.Module(cursor.Options{
-			ForwardUnknownVendorMethods: o.forwardUnknownVendorMethods,
-			NativeSubagents:             o.cursorNativeSubagents,
-		}),
+		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
 	}
+}
+
+// moduleOptions are the options of every module and the shared ones.
+func moduleOptions() []rewrite.Option { return rewrite.AllOptions(allModules()) }
+
+// optionFlags returns a command-line flag for each option; with env, each
+// also reads its ACP_NORMALIZE_* environment twin.
+func optionFlags(opts []rewrite.Option, env bool) []cli.Flag {
+	flags := make([]cli.Flag, 0, len(opts))
+	for _, o := range opts {
+		var vars []string
+		if env {
+			vars = []string{o.EnvVar()}
+		}
+		switch o.Kind {
+		case rewrite.StringOption:
+			flags = append(flags, &cli.StringFlag{Name: o.Name, Usage: o.Usage, Value: o.Default, EnvVars: vars})
+		default:
+			flags = append(flags, &cli.BoolFlag{Name: o.Name, Usage: o.Usage, EnvVars: vars})
+		}
+	}
+	return flags
+}
+
+// optionSettings reads the options given before or after a subcommand
+// (the nearest wins); only options that were set are in the result.
+func optionSettings(c *cli.Context, opts []rewrite.Option) rewrite.Settings {
+	s := rewrite.Settings{}
+	for _, o := range opts {
+		lc := setIn(c, o.Name)
+		if lc == nil {
+			continue
+		}
+		if o.Kind == rewrite.StringOption {
+			s[o.Name] = lc.String(o.Name)
+		} else {
+			s[o.Name] = strconv.FormatBool(lc.Bool(o.Name))
+		}
+	}
+	return s
+}
+
+// setIn returns the nearest context of c's lineage in which flag name was
+// set (on the command line or by its environment variable), or nil. A
+// subcommand's flag hides a global flag of the same name from c.Bool and
+// c.IsSet, so each level is asked on its own.
+func setIn(c *cli.Context, name string) *cli.Context {
+	for _, lc := range c.Lineage() {
+		if lc.IsSet(name) {
+			return lc
+		}
+	}
+	return nil
 }
 
 // selectModules picks modules by a --modules value: "all", "none" or a

@@ -33,7 +33,7 @@ func replayCommand(st streams) *cli.Command {
 			"and the exit status is 1.\n" +
 			"The modules, --non-json and module flags default to the settings recorded in\n" +
 			"the capture's start event; a flag given (before or after \"replay\") wins.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
 			&cli.StringFlag{Name: "format", Value: "jsonl",
@@ -44,13 +44,9 @@ func replayCommand(st streams) *cli.Command {
 				Usage: "colour the pretty and diff output: auto (on a terminal, unless NO_COLOR or TERM=dumb), always, never"},
 			&cli.StringFlag{Name: "non-json", Value: "drop", DefaultText: "as recorded, else drop",
 				Usage: "what to do with lines that are not JSON: drop or forward (as the proxy's flag)"},
-			&cli.BoolFlag{Name: "forward-unknown-vendor-methods",
-				Usage: "pass unknown cursor/* methods to the client (C13), as the proxy's flag"},
-			&cli.BoolFlag{Name: "cursor-native-subagents",
-				Usage: "translate Cursor's draft subagent shapes (S2), as the proxy's flag"},
 			&cli.StringFlag{Name: "log-level", Value: "warn",
 				Usage: "log level of module messages on stderr: debug, info, warn or error"},
-		},
+		}, optionFlags(moduleOptions(), false)...),
 		Action: func(c *cli.Context) error { return replayAction(c, st) },
 	}
 }
@@ -74,7 +70,7 @@ func replayAction(c *cli.Context, st streams) error {
 		return usageError("%v", err)
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color})
+	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -207,7 +203,7 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 // replayLogger logs module messages without timestamps: the time of a
 // replay says nothing about the session.
 func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
-	return slog.New(tint.NewHandler(stderr, &tint.Options{
+	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
 		NoColor: !useColor(stderr, getenv),
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
@@ -233,27 +229,23 @@ func colorMode(mode string, w io.Writer, getenv func(string) string) (bool, erro
 	return false, fmt.Errorf("--color must be auto, always or never, not %q", mode)
 }
 
-// moduleFlags are the module flags replay takes, as recorded in a
-// capture's start event ("options").
-var moduleFlags = []string{"forward-unknown-vendor-methods", "cursor-native-subagents"}
-
 // replaySettings are the settings given on the command line; what is not
 // given comes from each capture's start event.
 type replaySettings struct {
 	modules    string // --modules, "" when not given
 	nonJSON    proxy.NonJSONPolicy
 	nonJSONSet bool
-	// flags holds the module flags given, by name.
-	flags map[string]bool
+	// options holds the module options given, by name.
+	options rewrite.Settings
 }
 
 // explicitSettings reads the settings given on the command line, before
 // or after "replay" (the nearest wins), and checks them.
 func explicitSettings(c *cli.Context) (replaySettings, error) {
-	rs := replaySettings{flags: make(map[string]bool)}
+	rs := replaySettings{options: optionSettings(c, moduleOptions())}
 	if lc := setIn(c, "modules"); lc != nil {
 		rs.modules = lc.String("modules")
-		if _, err := selectModules(allModules(moduleOptions{}), rs.modules); err != nil {
+		if _, err := selectModules(allModules(), rs.modules); err != nil {
 			return rs, usageError("--modules: %v", err)
 		}
 		if strings.TrimSpace(rs.modules) == "" {
@@ -267,25 +259,7 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 		}
 		rs.nonJSON, rs.nonJSONSet = p, true
 	}
-	for _, f := range moduleFlags {
-		if lc := setIn(c, f); lc != nil {
-			rs.flags[f] = lc.Bool(f)
-		}
-	}
 	return rs, nil
-}
-
-// setIn returns the nearest context of c's lineage in which flag name was
-// set (on the command line or by its environment variable), or nil. A
-// subcommand's flag hides a global flag of the same name from c.Bool and
-// c.IsSet, so each level is asked on its own.
-func setIn(c *cli.Context, name string) *cli.Context {
-	for _, lc := range c.Lineage() {
-		if lc.IsSet(name) {
-			return lc
-		}
-	}
-	return nil
 }
 
 // resolve chooses one capture's modules and non-JSON policy: a setting
@@ -294,25 +268,18 @@ func setIn(c *cli.Context, name string) *cli.Context {
 // It returns a warning for each recorded setting this binary lacks.
 func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, proxy.NonJSONPolicy, []string) {
 	var warnings []string
-	var opts moduleOptions
-	recorded := map[string]bool{}
+	settings := rewrite.Settings{}
 	if start != nil {
-		for _, o := range start.Options {
-			if !slices.Contains(moduleFlags, o) {
-				warnings = append(warnings, fmt.Sprintf("recorded option %q is unknown to this acp-normalize; replaying without it", o))
-			}
-			recorded[o] = true
+		var unknown []string
+		settings, unknown = rewrite.ParseRecorded(start.Options, moduleOptions())
+		for _, o := range unknown {
+			warnings = append(warnings, fmt.Sprintf("recorded option %q is unknown to this acp-normalize; replaying without it", o))
 		}
 	}
-	flag := func(name string) bool {
-		if v, ok := rs.flags[name]; ok {
-			return v
-		}
-		return recorded[name]
+	for name, v := range rs.options {
+		settings[name] = v
 	}
-	opts.forwardUnknownVendorMethods = flag("forward-unknown-vendor-methods")
-	opts.cursorNativeSubagents = flag("cursor-native-subagents")
-	all := allModules(opts)
+	all := rewrite.Configure(allModules(), settings)
 
 	var mods []rewrite.Module
 	switch {

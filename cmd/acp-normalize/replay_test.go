@@ -2,16 +2,16 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/replay")
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
 
 // TestReplayCommand pins the output of `acp-normalize replay` (rule R3)
 // byte for byte: stdout, stderr and the exit code, in
@@ -64,23 +64,7 @@ func TestReplayCommand(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(append([]string{"acp-normalize"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			got := "exit " + strconv.Itoa(code) + "\n-- stdout --\n" + stdout.String() + "-- stderr --\n" + stderr.String()
-			golden := filepath.Join("testdata", "replay", tt.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs; got:\n%s", golden, got)
-			}
+			rewritetest.CheckFile(t, filepath.Join("testdata", "replay", tt.name+".golden"), []byte(got))
 		})
 	}
 }
@@ -182,22 +166,36 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestReplayModuleFlagsMatchRecordedOptions: the module flags replay
-// reads from a start event are exactly the names the proxy records, so a
-// recorded option is never reported unknown by the binary that wrote it.
+// TestReplayModuleFlagsMatchRecordedOptions: every module option the
+// proxy records is a flag of replay and is read back from a start event,
+// so a recorded option is never reported unknown by the binary that wrote
+// it; and the options keep the names existing captures recorded.
 func TestReplayModuleFlagsMatchRecordedOptions(t *testing.T) {
-	recorded := moduleOptions{forwardUnknownVendorMethods: true, cursorNativeSubagents: true}.names()
-	if strings.Join(recorded, ",") != strings.Join(moduleFlags, ",") {
-		t.Errorf("recorded options %v, replay reads %v", recorded, moduleFlags)
+	opts := moduleOptions()
+	on := rewrite.Settings{}
+	for _, o := range opts {
+		on[o.Name] = "true"
+		if o.Kind == rewrite.StringOption {
+			on[o.Name] = o.Default + "-x"
+		}
+	}
+	recorded := on.Recorded(opts)
+	for _, name := range []string{"forward-unknown-vendor-methods", "cursor-native-subagents"} {
+		if !slices.Contains(recorded, name) {
+			t.Errorf("recorded options %v lack %q (captures record it)", recorded, name)
+		}
+	}
+	if _, unknown := rewrite.ParseRecorded(recorded, opts); len(unknown) > 0 {
+		t.Errorf("replay does not read back recorded options %v", unknown)
 	}
 	cmd := replayCommand(streams{})
-	for _, name := range moduleFlags {
+	for _, o := range opts {
 		found := false
 		for _, f := range cmd.Flags {
-			found = found || slices.Contains(f.Names(), name)
+			found = found || slices.Contains(f.Names(), o.Name)
 		}
 		if !found {
-			t.Errorf("replay has no --%s flag", name)
+			t.Errorf("replay has no --%s flag", o.Name)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // The cross-vendor promise of rule M: a client reads one
@@ -97,17 +98,17 @@ func lastSubagents(t *testing.T, outs []replayed) map[string]map[string]json.Raw
 		var obj []byte
 		switch env := pipe.Peek(o.Frame); {
 		case env.MethodIs("session/update"):
-			obj, _ = pipe.Lookup(o.Frame, "params", "update")
+			obj, _ = rawjson.Lookup(o.Frame, "params", "update")
 		case env.MethodIs("session/request_permission"):
-			obj, _ = pipe.Lookup(o.Frame, "params", "toolCall")
+			obj, _ = rawjson.Lookup(o.Frame, "params", "toolCall")
 		default:
 			continue
 		}
-		snap, ok := pipe.Lookup(obj, "_meta", "acp-normalize", "subagent")
+		snap, ok := rawjson.Lookup(obj, "_meta", "acp-normalize", "subagent")
 		if !ok {
 			continue
 		}
-		id, _ := pipe.LookupString(obj, "toolCallId")
+		id, _ := rawjson.LookupString(obj, "toolCallId")
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(snap, &m); err != nil {
 			t.Fatalf("subagent snapshot is not an object: %v: %s", err, snap)
@@ -119,7 +120,7 @@ func lastSubagents(t *testing.T, outs []replayed) map[string]map[string]json.Raw
 
 // jsonType names the JSON type of a raw value.
 func jsonType(v json.RawMessage) string {
-	switch pipe.FirstByte(v) {
+	switch rawjson.FirstByte(v) {
 	case '"':
 		return "string"
 	case 't', 'f':
@@ -150,10 +151,9 @@ func checkSubagentShape(snap map[string]json.RawMessage, vendor string) error {
 		}
 	}
 	for field, v := range snap {
-		typ, shared := sharedSubagentFields[field]
-		if !shared {
-			var ok bool
-			if typ, ok = optionalSubagentFields[field]; !ok {
+		if _, shared := sharedSubagentFields[field]; !shared {
+			typ, ok := optionalSubagentFields[field]
+			if !ok {
 				errs = append(errs, fmt.Errorf("%s is no rule-M field", field))
 				continue
 			}
@@ -231,7 +231,7 @@ func TestVendorsSubagentFields(t *testing.T) {
 	})
 
 	t.Run("cursor_and_claude_captures", func(t *testing.T) {
-		if !slices.ContainsFunc(allModules(moduleOptions{}), func(m rewrite.Module) bool { return m.Name == "cursor" }) {
+		if !slices.ContainsFunc(allModules(), func(m rewrite.Module) bool { return m.Name == "cursor" }) {
 			t.Skip("the cursor module is not in allModules on this branch (branch cursor not merged yet): " +
 				"add it to cmd/acp-normalize/modules.go and its captures to testdata/captures/cursor/")
 		}

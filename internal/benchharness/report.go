@@ -40,17 +40,17 @@ func Summarize(w Workload, samples [][]Sample, variants []Variant) []Row {
 		}
 		r := Row{Workload: w.Name, Variant: variants[vi].Name, Elapsed: median(elapsed),
 			P50: median(p50s), P99: median(p99s), PeakRSS: int64(median(rss))}
-		bytes, frames := float64(w.Bytes), float64(w.Frames)
+		bytes := float64(w.Bytes) // relayed, for CPU per GB
 		if w.Kind == RoundTrip {
-			n := float64(w.Iterations + 10)
-			bytes, frames = 2*n*float64(len(w.Ping)), 2*n
+			// Each trip (warm-up included) crosses the relay both ways.
+			bytes = 2 * float64(w.Iterations+10) * float64(len(w.Ping))
 			if r.P50 > 0 {
 				r.MBps = 2 * float64(len(w.Ping)) / r.P50.Seconds() / 1e6
 				r.FramesPerS = 2 / r.P50.Seconds()
 			}
 		} else if r.Elapsed > 0 {
 			r.MBps = bytes / r.Elapsed.Seconds() / 1e6
-			r.FramesPerS = frames / r.Elapsed.Seconds()
+			r.FramesPerS = float64(w.Frames) / r.Elapsed.Seconds()
 		}
 		r.CPUPerGB = median(cpus).Seconds() / (bytes / 1e9)
 		rows[vi] = r

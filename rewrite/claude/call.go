@@ -2,12 +2,13 @@ package claude
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"maps"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // call is what the frames of one launch call said so far (L2). A field is
@@ -58,15 +59,15 @@ func (c *call) finished() bool { return statusRank(c.acpStatus) == 3 }
 // a permission request's toolCall) and its _meta.claudeCode into c.
 func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 	if c.toolName == "" {
-		if n, ok := pipe.LookupString(cc, "toolName"); ok {
+		if n, ok := rawjson.LookupString(cc, "toolName"); ok {
 			c.toolName = n
-		} else if n, ok := pipe.LookupString(obj, "name"); ok {
+		} else if n, ok := rawjson.LookupString(obj, "name"); ok {
 			c.toolName = n
 		}
 	}
-	if in, ok := pipe.Lookup(obj, "rawInput"); ok && pipe.FirstByte(in) == '{' {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(in, &m); err != nil {
+	if in, ok := rawjson.Lookup(obj, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
+		m, err := members(in)
+		if err != nil {
 			return rewrite.RuleErrorf("L2", "decoding rawInput: %w", err)
 		}
 		c.text(&c.description, m, "description", "description")
@@ -82,10 +83,10 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 		// call's progress.
 		return c.absorbResponse(cc)
 	}
-	if s, ok := pipe.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
+	if s, ok := rawjson.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
 		c.acpStatus = s
 		if s == "completed" {
-			if content, ok := pipe.Lookup(obj, "content"); ok {
+			if content, ok := rawjson.Lookup(obj, "content"); ok {
 				if t, ok := contentText(content, true); ok {
 					c.completedText = &t
 				}
@@ -111,12 +112,12 @@ func (c *call) absorbResponse(cc []byte) error {
 }
 
 func (c *call) absorbToolResponse(cc []byte) error {
-	tr, ok := pipe.Lookup(cc, "toolResponse")
-	if !ok || pipe.FirstByte(tr) != '{' {
+	tr, ok := rawjson.Lookup(cc, "toolResponse")
+	if !ok || rawjson.FirstByte(tr) != '{' {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(tr, &m); err != nil {
+	m, err := members(tr)
+	if err != nil {
 		return rewrite.RuleErrorf("L2", "decoding toolResponse: %w", err)
 	}
 	c.text(&c.trStatus, m, "status", "toolResponseStatus")
@@ -135,11 +136,29 @@ func (c *call) absorbToolResponse(cc []byte) error {
 		}
 	}
 	if hr, ok := m["handbackReport"]; ok {
-		if t, ok := pipe.LookupString(hr, "text"); ok {
+		if t, ok := rawjson.LookupString(hr, "text"); ok {
 			c.handbackText = &t
 		}
 	}
 	return nil
+}
+
+// members returns the members of the JSON object obj by decoded key (the
+// last of duplicates, as encoding/json), their values aliasing obj: no
+// value is copied, however large (issue 8: a frame costs a small constant
+// times its size).
+func members(obj []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(obj) {
+		return nil, errors.New("not valid JSON")
+	}
+	m := map[string]json.RawMessage{}
+	err := rawjson.Members(obj, func(mb rawjson.Member) bool {
+		if k, ok := rawjson.UnescapeKey(mb.Key); ok {
+			m[k] = mb.Value
+		}
+		return true
+	})
+	return m, err
 }
 
 // text sets *dst from the JSON string m[key]; another non-null value is
@@ -149,8 +168,8 @@ func (c *call) text(dst **string, m map[string]json.RawMessage, key, rawKey stri
 	if !ok || string(v) == "null" {
 		return
 	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
+	s, ok := rawjson.DecodeString(v)
+	if !ok {
 		c.keepRaw(rawKey, v)
 		return
 	}
@@ -197,21 +216,21 @@ func (c *call) keepRaw(key string, v json.RawMessage) {
 // plain content blocks ({"type":"text","text":...}) otherwise.
 func contentText(arr []byte, wrapped bool) (string, bool) {
 	var parts []string
-	_ = pipe.Elements(arr, func(el []byte) bool {
+	_ = rawjson.Elements(arr, func(el []byte) bool {
 		block := el
 		if wrapped {
-			if t, _ := pipe.LookupString(el, "type"); t != "content" {
+			if t, _ := rawjson.LookupString(el, "type"); t != "content" {
 				return true
 			}
 			var ok bool
-			if block, ok = pipe.Lookup(el, "content"); !ok {
+			if block, ok = rawjson.Lookup(el, "content"); !ok {
 				return true
 			}
 		}
-		if t, _ := pipe.LookupString(block, "type"); t != "text" {
+		if t, _ := rawjson.LookupString(block, "type"); t != "text" {
 			return true
 		}
-		if s, ok := pipe.LookupString(block, "text"); ok {
+		if s, ok := rawjson.LookupString(block, "text"); ok {
 			parts = append(parts, s)
 		}
 		return true
@@ -316,31 +335,9 @@ func (c *call) resultText() *string {
 	return nil
 }
 
-// snapshotJSON is the rule-M object, in the contract's field order.
-type snapshotJSON struct {
-	Vendor        string                     `json:"vendor"`
-	ToolName      string                     `json:"toolName,omitempty"`
-	Description   *string                    `json:"description,omitempty"`
-	Prompt        *string                    `json:"prompt,omitempty"`
-	SubagentType  *string                    `json:"subagentType,omitempty"`
-	Model         *string                    `json:"model,omitempty"`
-	AgentID       *string                    `json:"agentId,omitempty"`
-	Background    *bool                      `json:"background,omitempty"`
-	Status        string                     `json:"status,omitempty"`
-	DurationMs    json.RawMessage            `json:"durationMs,omitempty"`
-	ResultText    *string                    `json:"resultText,omitempty"`
-	TotalTokens   json.RawMessage            `json:"totalTokens,omitempty"`
-	ToolUseCount  json.RawMessage            `json:"toolUseCount,omitempty"`
-	OutputFile    *string                    `json:"outputFile,omitempty"`
-	ResolvedModel *string                    `json:"resolvedModel,omitempty"`
-	Effort        *string                    `json:"effort,omitempty"`
-	Name          *string                    `json:"name,omitempty"`
-	Raw           map[string]json.RawMessage `json:"raw,omitempty"`
-}
-
-// snapshot returns the current rule-M snapshot as JSON (L3).
-func (c *call) snapshot() ([]byte, error) {
-	s := snapshotJSON{
+// snapshot returns the current rule-M snapshot (L3).
+func (c *call) snapshot() *meta.Subagent {
+	s := &meta.Subagent{
 		Vendor:        Name,
 		ToolName:      c.toolName,
 		Description:   c.description,
@@ -349,7 +346,7 @@ func (c *call) snapshot() ([]byte, error) {
 		Model:         c.model,
 		AgentID:       c.agentID,
 		Background:    c.background(),
-		Status:        c.status(),
+		Status:        meta.Status(c.status()),
 		DurationMs:    c.durationMs,
 		ResultText:    c.resultText(),
 		TotalTokens:   c.totalTokens,
@@ -369,16 +366,28 @@ func (c *call) snapshot() ([]byte, error) {
 	}
 	if c.trStatus != nil && *c.trStatus != "completed" {
 		// "async_launched" and any other status is flattened to a label.
-		raw, err := rewrite.Marshal(*c.trStatus)
-		if err != nil {
-			return nil, fmt.Errorf("toolResponse.status: %w", err)
-		}
+		s.Raw = maps.Clone(s.Raw)
 		if s.Raw == nil {
 			s.Raw = map[string]json.RawMessage{}
-		} else {
-			s.Raw = maps.Clone(s.Raw)
 		}
-		s.Raw["toolResponseStatus"] = raw
+		s.Raw["toolResponseStatus"] = rawjson.Text(*c.trStatus)
 	}
-	return rewrite.Marshal(&s)
+	return s
+}
+
+// bytes returns the bytes the call's state holds (P6).
+func (c *call) bytes() int64 {
+	n := int64(64)
+	for _, p := range []*string{c.description, c.prompt, c.subagentType, c.model, c.effort, c.name,
+		c.completedText, c.trStatus, c.agentID, c.agentType, c.trSubagentType, c.resolvedModel,
+		c.outputFile, c.trContentText, c.handbackText} {
+		if p != nil {
+			n += int64(len(*p))
+		}
+	}
+	n += int64(len(c.durationMs) + len(c.totalTokens) + len(c.toolUseCount))
+	for k, v := range c.raw {
+		n += int64(len(k) + len(v))
+	}
+	return n
 }

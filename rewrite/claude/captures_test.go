@@ -11,6 +11,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // capturesDir holds the whole-session Claude captures (the Claude section
@@ -63,6 +65,53 @@ var captureCases = []captureCase{
 		file:      "native.jsonl", // real: standard subagent sessions, no launch tool call at all
 		snapshots: map[string]map[string]any{},
 		parents:   map[string]int{"toolu_01Fake000004": 5}, // child config update, chunk, Read x3
+	},
+	{
+		file: "rig-foreground.jsonl", // real, recorded with the capture rig (make captures VENDOR=claude)
+		snapshots: map[string]map[string]any{
+			"c3d0594d-225b-4240-bc04-1b2119c4d22f/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
+				"subagentType": "general-purpose", "agentId": "a59ae5bb2a7b050f0", "background": false,
+				"status": "completed", "durationMs": 838.0,
+				"resultText":  "First line of notes.txt: alpha: the first line of the notes file",
+				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 6}, // Read x3, SubagentHandback x3
+	},
+	{
+		file: "rig-background.jsonl", // real, rig: no run_in_background, an async launch
+		snapshots: map[string]map[string]any{
+			"4acf40ce-c996-446e-b3a2-1961d423b047/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
+				"subagentType": "general-purpose", "agentId": "a16360194e7375609", "background": true,
+				"status": "launched", "resolvedModel": "claude-opus-5-5",
+				"outputFile": "/tmp/acp-capture/claude/tmp/claude-0/-tmp-acp-capture-claude-ws/4acf40ce-c996-446e-b3a2-1961d423b047/tasks/a16360194e7375609.output",
+				"raw":        map[string]any{"toolResponseStatus": "async_launched"},
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 6}, // Read x3, SubagentHandback x3, after the launch completed
+	},
+	{
+		file: "rig-permission.jsonl", // real, rig: mode default, the subagent's Bash asks
+		snapshots: map[string]map[string]any{
+			"b6d728b5-5e50-4e44-b6aa-2ed6641f9e64/toolu_01Fake000002": {
+				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
+				"prompt":       "[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line.",
+				"subagentType": "general-purpose", "agentId": "afd9b95f1c7356375", "background": false,
+				"status": "completed", "durationMs": 1471.0,
+				"resultText":  "<tools-used-before-summary>Bash, Read</tools-used-before-summary>\nFirst line of notes.txt: alpha: the first line of the notes file",
+				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
+			},
+		},
+		parents: map[string]int{"toolu_01Fake000002": 7}, // Bash x3, the permission request, Read x3
+	},
+	{
+		file:      "rig-subagents.jsonl", // real, rig: clientCapabilities.subagents, native child sessions
+		snapshots: map[string]map[string]any{},
+		parents:   map[string]int{"toolu_01Fake000002": 4}, // child config update, Read x3
 	},
 	{
 		file: "flat-background.jsonl", // hand-written: async launch, no run_in_background
@@ -145,7 +194,7 @@ func TestCaptures(t *testing.T) {
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			writeOrCompare(t, golden, formatOutputs(outs))
+			rewritetest.CheckFile(t, golden, formatOutputs(outs))
 		})
 	}
 }
@@ -172,7 +221,7 @@ func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string
 		if path == nil {
 			t.Fatalf("output %d changed, but it is no session/update or permission request: %s", n, o.Frame)
 		}
-		back, err := rewrite.Delete(o.Frame, path...)
+		back, err := rawjson.Delete(o.Frame, path...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,14 +232,14 @@ func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string
 	if obj == nil || o.To != pipe.Client {
 		return
 	}
-	tag, _ := pipe.LookupString(obj, "sessionUpdate")
+	tag, _ := rawjson.LookupString(obj, "sessionUpdate")
 	native := tag == "subagent_update" || tag == "session_message"
-	toolName, _ := pipe.LookupString(obj, "_meta", "claudeCode", "toolName")
+	toolName, _ := rawjson.LookupString(obj, "_meta", "claudeCode", "toolName")
 	_, hasSnap := metaValue(obj, "subagent")
 	if launch := toolName == "Agent" || toolName == "Task"; launch != hasSnap {
 		t.Errorf("output %d: launch call %v, snapshot %v (L3): %s", n, launch, hasSnap, o.Frame)
 	}
-	want, wantOK := pipe.Lookup(obj, "_meta", "claudeCode", "parentToolUseId")
+	want, wantOK := rawjson.Lookup(obj, "_meta", "claudeCode", "parentToolUseId")
 	got, gotOK := metaValue(obj, "parentToolCallId")
 	if native {
 		wantOK = false

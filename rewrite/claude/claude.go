@@ -1,12 +1,13 @@
 package claude
 
 import (
-	"container/list"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // Name is the module's name on the command line and in the initialize
@@ -15,13 +16,16 @@ const Name = "claude"
 
 // DefaultMaxCalls is the default cap on launch calls tracked per
 // connection (rule P6).
-const DefaultMaxCalls = 1024
+const DefaultMaxCalls = table.DefaultEntries
 
 // Config configures the module.
 type Config struct {
 	// MaxCalls caps the launch calls whose state is kept per connection;
 	// the oldest is dropped first. Zero or less means DefaultMaxCalls.
 	MaxCalls int
+	// MaxBytes caps the bytes of that state when the proxy gives the
+	// connection no shared budget; table.DefaultBytes when zero.
+	MaxBytes int64
 }
 
 // Module returns the claude module.
@@ -40,7 +44,11 @@ func Module(cfg Config) rewrite.Module {
 		// \"claudeCode\") does not match.
 		Triggers: []string{`"claudeCode"`, `"session/close"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			return newRewriter(env.Logger, cfg.MaxCalls)
+			budget := env.Budget
+			if budget == nil {
+				budget = table.NewBudget(cfg.MaxBytes)
+			}
+			return newRewriter(env.Logger, cfg.MaxCalls, budget)
 		},
 	}
 }
@@ -53,16 +61,22 @@ type callKey struct {
 // rewriter is the module's state for one connection.
 type rewriter struct {
 	log   *slog.Logger
-	max   int
-	calls map[callKey]*list.Element // of *call
-	order *list.List                // of *call, oldest first
+	calls *table.Table[callKey, *call]
 }
 
-func newRewriter(log *slog.Logger, maxCalls int) *rewriter {
+func newRewriter(log *slog.Logger, maxCalls int, budget *table.Budget) *rewriter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &rewriter{log: log, max: maxCalls, calls: make(map[callKey]*list.Element), order: list.New()}
+	return &rewriter{log: log, calls: table.New(table.Config[callKey, *call]{
+		Name:     "launch calls",
+		Entries:  maxCalls,
+		Budget:   budget,
+		Size:     func(_ callKey, c *call) int64 { return c.bytes() },
+		Session:  func(k callKey, _ *call) string { return k.session },
+		Describe: func(k callKey, _ *call) []any { return []any{"sessionId", k.session, "toolCallId", k.toolCallID} },
+		Logger:   log,
+	})}
 }
 
 // Rewrite implements rewrite.Rewriter.
@@ -87,26 +101,26 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // snapshot (L3), subagent frames the parent link (L4).
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	update, ok := f.Lookup("params", "update")
-	if !ok || pipe.FirstByte(update) != '{' {
+	if !ok || rawjson.FirstByte(update) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	cc, ok := pipe.Lookup(update, "_meta", "claudeCode")
+	cc, ok := rawjson.Lookup(update, "_meta", "claudeCode")
 	if !ok {
 		return rewrite.Verdict{}, nil // not Claude's: never touched
 	}
-	tag, _ := pipe.LookupString(update, "sessionUpdate")
+	tag, _ := rawjson.LookupString(update, "sessionUpdate")
 	switch tag {
 	case "subagent_update", "session_message":
 		return rewrite.Verdict{}, nil // native subagent sessions pass through (L5, S3)
 	}
-	if pipe.FirstByte(cc) != '{' {
+	if rawjson.FirstByte(cc) != '{' {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "_meta.claudeCode is not an object")
 	}
 	parent, hasParent, err := parentOf(cc)
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap []byte
+	var snap *meta.Subagent
 	if tag == "tool_call" || tag == "tool_call_update" {
 		session, _ := f.Lookup("params", "sessionId")
 		c, err := r.observe(session, update, cc, tag == "tool_call", false)
@@ -114,12 +128,10 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			return rewrite.Verdict{}, err
 		}
 		if c != nil {
-			if snap, err = c.snapshot(); err != nil {
-				return rewrite.Verdict{}, rewrite.RuleErrorf("L3", "encoding the subagent snapshot: %w", err)
-			}
+			snap = c.snapshot()
 		}
 	}
-	return annotate(f.Raw, []string{"params", "update", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	return annotate(f.Raw, snap, parent, hasParent, "params", "update")
 }
 
 // permissionRequest handles a session/request_permission: the marker and
@@ -127,14 +139,14 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 // request is about.
 func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) {
 	tc, ok := f.Lookup("params", "toolCall")
-	if !ok || pipe.FirstByte(tc) != '{' {
+	if !ok || rawjson.FirstByte(tc) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	cc, ok := pipe.Lookup(tc, "_meta", "claudeCode")
+	cc, ok := rawjson.Lookup(tc, "_meta", "claudeCode")
 	if !ok {
 		return rewrite.Verdict{}, nil
 	}
-	if pipe.FirstByte(cc) != '{' {
+	if rawjson.FirstByte(cc) != '{' {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "toolCall._meta.claudeCode is not an object")
 	}
 	parent, hasParent, err := parentOf(cc)
@@ -146,32 +158,31 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap []byte
+	var snap *meta.Subagent
 	if c != nil {
-		if snap, err = c.snapshot(); err != nil {
-			return rewrite.Verdict{}, rewrite.RuleErrorf("L3", "encoding the subagent snapshot: %w", err)
-		}
+		snap = c.snapshot()
 	}
-	return annotate(f.Raw, []string{"params", "toolCall", "_meta", "acp-normalize"}, snap, parent, hasParent)
+	return annotate(f.Raw, snap, parent, hasParent, "params", "toolCall")
 }
 
 // parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
 // null or empty parentToolUseId names no parent: it is treated as absent,
 // so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
 func parentOf(cc []byte) (raw []byte, ok bool, err error) {
-	p, ok := pipe.Lookup(cc, "parentToolUseId")
+	p, ok := rawjson.Lookup(cc, "parentToolUseId")
 	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil
 	}
-	if pipe.FirstByte(p) != '"' {
+	if rawjson.FirstByte(p) != '"' {
 		return nil, false, rewrite.RuleErrorf("L4", "parentToolUseId is not a string: %.40s", p)
 	}
 	return p, true, nil
 }
 
 // annotate splices snap (the subagent snapshot, or nil) and the parent
-// link into the object at path, keeping every other byte of frame.
-func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) (rewrite.Verdict, error) {
+// link into the _meta of the object at obj, keeping every other byte of
+// frame.
+func annotate(frame []byte, snap *meta.Subagent, parent []byte, hasParent bool, obj ...string) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	if snap == nil && !hasParent {
 		return v, nil
@@ -179,14 +190,14 @@ func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) 
 	out := frame
 	var err error
 	if snap != nil {
-		if out, err = rewrite.Set(out, snap, append(path, "subagent")...); err != nil {
-			return v, rewrite.RuleErrorf("L3", "adding the subagent snapshot: %w", err)
+		if out, err = meta.SetSubagent(out, snap, obj...); err != nil {
+			return v, rewrite.RuleErrorf("L3", "%w", err)
 		}
 	}
 	if hasParent {
 		// The vendor's own JSON string, byte for byte.
-		if out, err = rewrite.Set(out, parent, append(path, "parentToolCallId")...); err != nil {
-			return v, rewrite.RuleErrorf("L4", "adding parentToolCallId: %w", err)
+		if out, err = meta.SetParent(out, parent, obj...); err != nil {
+			return v, rewrite.RuleErrorf("L4", "%w", err)
 		}
 	}
 	v.Replace(out)
@@ -197,34 +208,36 @@ func annotate(frame []byte, path []string, snap, parent []byte, hasParent bool) 
 // update, or a permission request's toolCall) belongs to, and folds obj
 // into it. It returns nil when obj is no launch-call frame (L1).
 func (r *rewriter) observe(rawSession, obj, cc []byte, isToolCall, isPermission bool) (*call, error) {
-	id, ok := pipe.LookupString(obj, "toolCallId")
+	id, ok := rawjson.LookupString(obj, "toolCallId")
 	if !ok {
 		return nil, nil
 	}
-	session, _ := decodeString(rawSession)
+	session, _ := rawjson.DecodeString(rawSession)
 	key := callKey{session: session, toolCallID: id}
-	name, named := pipe.LookupString(cc, "toolName")
+	name, named := rawjson.LookupString(cc, "toolName")
 	if !named {
-		name, named = pipe.LookupString(obj, "name")
+		name, named = rawjson.LookupString(obj, "name")
 	}
-	el := r.calls[key]
+	c, known := r.calls.Get(key)
 	if named && !isLaunchTool(name) {
 		return nil, nil
 	}
-	if !named && el == nil {
+	if !named && !known {
 		return nil, nil // a frame without a tool name joins a known launch call only
 	}
-	if el != nil && isToolCall && el.Value.(*call).finished() {
+	if known && isToolCall && c.finished() {
 		// The id starts a new call after the old one ended (a replay):
 		// a fresh entry, as for Cursor's reused ids (C6).
-		r.remove(el)
-		el = nil
+		r.calls.Delete(key)
+		known = false
 	}
-	if el == nil {
-		el = r.insert(key, name)
+	if !known {
+		c = &call{key: key, toolName: name}
+		r.calls.Put(key, c)
 	}
-	c := el.Value.(*call)
-	if err := c.absorb(obj, cc, isPermission); err != nil {
+	err := c.absorb(obj, cc, isPermission)
+	r.calls.Resize(key) // the state held grew (P6)
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -233,56 +246,17 @@ func (r *rewriter) observe(rawSession, obj, cc []byte, isToolCall, isPermission 
 // isLaunchTool reports whether a Claude tool name launches a subagent (L1).
 func isLaunchTool(name string) bool { return name == "Agent" || name == "Task" }
 
-func (r *rewriter) insert(key callKey, toolName string) *list.Element {
-	for r.order.Len() >= r.max {
-		oldest := r.order.Front()
-		c := oldest.Value.(*call)
-		r.log.Debug("launch call state dropped: cap reached", "rule", "P6", "cap", r.max,
-			"sessionId", c.key.session, "toolCallId", c.key.toolCallID)
-		r.remove(oldest)
-	}
-	el := r.order.PushBack(&call{key: key, toolName: toolName})
-	r.calls[key] = el
-	return el
-}
-
-func (r *rewriter) remove(el *list.Element) {
-	delete(r.calls, el.Value.(*call).key)
-	r.order.Remove(el)
-}
-
 // closeSession drops the state of the session a session/close names (P6).
 func (r *rewriter) closeSession(f *rewrite.Frame) {
 	session, ok := f.Lookup("params", "sessionId")
 	if !ok {
 		return
 	}
-	s, ok := decodeString(session)
+	s, ok := rawjson.DecodeString(session)
 	if !ok {
 		return
 	}
-	n := 0
-	for el := r.order.Front(); el != nil; {
-		next := el.Next()
-		if el.Value.(*call).key.session == s {
-			r.remove(el)
-			n++
-		}
-		el = next
-	}
-	if n > 0 {
+	if n := r.calls.DropSession(s); n > 0 {
 		r.log.Debug("session closed: launch call state dropped", "rule", "P6", "sessionId", s, "calls", n)
 	}
-}
-
-// decodeString decodes a raw JSON string.
-func decodeString(raw []byte) (string, bool) {
-	if pipe.FirstByte(raw) != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
 }

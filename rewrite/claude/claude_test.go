@@ -2,55 +2,18 @@ package claude_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-// logRecorder is a slog handler that keeps records.
-type logRecorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
-
-// find returns the records at level whose message contains msg and that
-// have attribute key=value.
-func (l *logRecorder) find(level slog.Level, msg, key, value string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, r := range l.recs {
-		if r.Level != level || !strings.Contains(r.Message, msg) {
-			continue
-		}
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == key && a.Value.String() == value {
-				n++
-				return false
-			}
-			return true
-		})
-	}
-	return n
-}
 
 func launchFrame(session, id, tag, rawInput string) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"_meta":{"claudeCode":{"toolName":"Agent"}},"toolCallId":%q,"sessionUpdate":%q,"rawInput":%s}}}`,
@@ -59,7 +22,7 @@ func launchFrame(session, id, tag, rawInput string) []byte {
 
 func snapshotOf(t *testing.T, frame []byte) map[string]any {
 	t.Helper()
-	raw, ok := pipe.Lookup(frame, "params", "update", "_meta", "acp-normalize", "subagent")
+	raw, ok := rawjson.Lookup(frame, "params", "update", "_meta", "acp-normalize", "subagent")
 	if !ok {
 		t.Fatalf("no snapshot in %s", frame)
 	}
@@ -94,8 +57,8 @@ func TestModule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := m.Matches([]byte(tc.frame)); got != tc.want {
-				t.Errorf("Matches = %v, want %v", got, tc.want)
+			if got := rewritetest.Triggered(m, []byte(tc.frame)); got != tc.want {
+				t.Errorf("Triggered = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -105,7 +68,7 @@ func TestModule(t *testing.T) {
 // (logged at debug), whose next frame starts a fresh snapshot, while the
 // two newer calls keep theirs.
 func TestCap(t *testing.T) {
-	logs := &logRecorder{}
+	logs := rewritetest.NewLogRecorder()
 	recs := []pipe.Record{}
 	for _, id := range []string{"t1", "t2", "t3"} {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call", `{"description":"d-`+id+`"}`)})
@@ -138,10 +101,10 @@ func TestCap(t *testing.T) {
 		})
 	}
 	// t1 is dropped for t3; t1 back as a new call drops t2, the oldest then.
-	if n := logs.find(slog.LevelDebug, "cap reached", "toolCallId", "t1"); n != 1 {
+	if n := logs.Count(slog.LevelDebug, "cap reached", "toolCallId", "t1"); n != 1 {
 		t.Errorf("%d debug logs of t1 dropped, want 1", n)
 	}
-	if n := logs.find(slog.LevelDebug, "cap reached", "rule", "P6"); n != 2 {
+	if n := logs.Count(slog.LevelDebug, "cap reached", "rule", "P6"); n != 2 {
 		t.Errorf("%d debug logs of a dropped call, want 2", n)
 	}
 }
@@ -169,13 +132,13 @@ func TestCapDefault(t *testing.T) {
 // TestFailOpenLogged pins P5: a frame the module cannot handle is
 // forwarded unchanged and the failure is logged with its rule.
 func TestFailOpenLogged(t *testing.T) {
-	logs := &logRecorder{}
+	logs := rewritetest.NewLogRecorder()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
 	outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
 	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 		t.Fatalf("not forwarded unchanged: %+v", outs)
 	}
-	if n := logs.find(slog.LevelWarn, "frame forwarded unchanged", "rule", "L4"); n != 1 {
+	if n := logs.Count(slog.LevelWarn, "frame forwarded unchanged", "rule", "L4"); n != 1 {
 		t.Errorf("%d warn logs naming rule L4, want 1", n)
 	}
 }
@@ -315,19 +278,28 @@ func TestNoParent(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &logRecorder{}
+			logs := rewritetest.NewLogRecorder()
 			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
 			outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
 			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 				t.Fatalf("not forwarded unchanged: %+v", outs)
 			}
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			for _, r := range logs.recs {
+			for _, r := range logs.Records() {
 				if r.Level >= slog.LevelWarn {
 					t.Errorf("logged at %v: %s", r.Level, r.Message)
 				}
 			}
 		})
 	}
+}
+
+// TestLargeLaunchCallMemory pins issue 8 item 8 for Claude: the enriched
+// frame holds the prompt twice (rawInput and the M snapshot); the rewrite
+// may allocate at most 4.5 times the frame: that output, the decoded
+// prompt and the snapshot (18.6× before the kit: rawInput decoded into a
+// map, one frame copy per path level of each splice).
+func TestLargeLaunchCallMemory(t *testing.T) {
+	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
+	frame := launchFrame("s", "t1", "tool_call", `{"description":"count","subagent_type":"general","prompt":`+string(prompt)+`}`)
+	rewritetest.CheckRewriteCost(t, claudeModule(), frame, 4.5)
 }

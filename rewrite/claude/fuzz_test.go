@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // FuzzRewrite feeds sequences of frames (one per line; a line starting
@@ -61,10 +62,10 @@ func FuzzRewrite(f *testing.F) {
 			if path == nil {
 				t.Fatalf("changed a frame that is no session/update or permission request: %s", in)
 			}
-			if _, had := pipe.Lookup(in, path...); had {
+			if _, had := rawjson.Lookup(in, path...); had {
 				continue // merged into the vendor's object: no simple inverse
 			}
-			back, err := rewrite.Delete(v.Frame, path...)
+			back, err := rawjson.Delete(v.Frame, path...)
 			if err != nil {
 				t.Fatalf("deleting the added member: %v", err)
 			}

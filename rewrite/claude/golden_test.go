@@ -1,15 +1,13 @@
 package claude_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // TestGolden runs each testdata/golden/*.txtar case through a Router with
@@ -25,70 +23,38 @@ import (
 //
 // The case's name cites the rule it pins (TestGolden/L3_toolresponse_first).
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden cases in testdata/golden")
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
+	schema := rewritetest.LoadSchema(t)
+	rewritetest.RunGolden(t, filepath.Join("testdata", "golden", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
+		in, ok := c.File("input.jsonl")
+		if !ok {
+			t.Fatal("no input.jsonl section")
+		}
+		outs := route(t, readRecords(t, in), nil, claudeModule())
+		got := formatOutputs(outs)
+		for i, o := range outs {
+			if !json.Valid(o.Frame) {
+				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
+			} else if o.To == pipe.Client && o.Op != "" {
+				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
 			}
-			sections := map[string]int{}
-			for i, f := range ar.Files {
-				sections[f.Name] = i
+		}
+		if spec, ok := c.File("snapshots.json"); ok {
+			var want map[string]map[string]any
+			if err := json.Unmarshal(spec, &want); err != nil {
+				t.Fatalf("snapshots.json: %v", err)
 			}
-			in, ok := sections["input.jsonl"]
-			if !ok {
-				t.Fatal("no input.jsonl section")
+			gotSnaps := snapshots(t, outs)
+			if !reflect.DeepEqual(gotSnaps, want) {
+				g, _ := json.MarshalIndent(gotSnaps, "", "  ")
+				w, _ := json.MarshalIndent(want, "", "  ")
+				t.Errorf("last snapshots differ:\ngot  %s\nwant %s", g, w)
 			}
-			outs := route(t, readRecords(t, ar.Files[in].Data), nil, claudeModule())
-			got := formatOutputs(outs)
-			for i, line := range bytes.Split(bytes.TrimSuffix(got, []byte("\n")), []byte("\n")) {
-				if !json.Valid(line) {
-					t.Errorf("output line %d is not JSON: %s", i+1, line)
-				}
-			}
-
-			if i, ok := sections["snapshots.json"]; ok {
-				var want map[string]map[string]any
-				if err := json.Unmarshal(ar.Files[i].Data, &want); err != nil {
-					t.Fatalf("snapshots.json: %v", err)
-				}
-				gotSnaps := snapshots(t, outs)
-				if !reflect.DeepEqual(gotSnaps, want) {
-					g, _ := json.MarshalIndent(gotSnaps, "", "  ")
-					w, _ := json.MarshalIndent(want, "", "  ")
-					t.Errorf("last snapshots differ:\ngot  %s\nwant %s", g, w)
-				}
-			}
-			if i, ok := sections["parents.json"]; ok {
-				checkParents(t, outs, ar.Files[i].Data)
-			}
-
-			i, ok := sections["output.jsonl"]
-			switch {
-			case *update:
-				if ok {
-					ar.Files[i].Data = got
-				} else {
-					ar.Files = append(ar.Files, txtar.File{Name: "output.jsonl", Data: got})
-				}
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			case !ok:
-				t.Fatal("no output.jsonl section (run go test -update to create it)")
-			case !bytes.Equal(got, ar.Files[i].Data):
-				t.Errorf("output differs from output.jsonl (go test -update rewrites it after review):\n%s", lineDiff(ar.Files[i].Data, got))
-			}
-		})
-	}
+		}
+		if spec, ok := c.File("parents.json"); ok {
+			checkParents(t, outs, spec)
+		}
+		c.Check(t, "output.jsonl", got)
+	})
 }
 
 // checkParents checks that exactly the listed output lines carry

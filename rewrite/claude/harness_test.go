@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden outputs from the current code")
 
 // testVersion is the version the test routers advertise (rule M).
 const testVersion = "0.0.0-test"
@@ -100,54 +97,6 @@ func formatOutputs(outs []output) []byte {
 // claudeModule is the module under test with the default configuration.
 func claudeModule() rewrite.Module { return claude.Module(claude.Config{}) }
 
-// writeOrCompare writes got to path under -update, else compares it byte
-// for byte with the file.
-func writeOrCompare(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it after review):\n%s", path, lineDiff(want, got))
-	}
-}
-
-// lineDiff shows the first lines that differ.
-func lineDiff(want, got []byte) string {
-	w := bytes.Split(want, []byte("\n"))
-	g := bytes.Split(got, []byte("\n"))
-	var b bytes.Buffer
-	n := max(len(w), len(g))
-	shown := 0
-	for i := 0; i < n && shown < 3; i++ {
-		var wl, gl []byte
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if !bytes.Equal(wl, gl) {
-			shown++
-			b.WriteString("line ")
-			b.WriteString(itoa(i + 1))
-			b.WriteString(":\n- want: ")
-			b.Write(wl)
-			b.WriteString("\n+ got:  ")
-			b.Write(gl)
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
@@ -160,10 +109,10 @@ func updateObject(frame []byte) []byte {
 	env := pipe.Peek(frame)
 	switch {
 	case env.MethodIs("session/update"):
-		u, _ := pipe.Lookup(frame, "params", "update")
+		u, _ := rawjson.Lookup(frame, "params", "update")
 		return u
 	case env.MethodIs("session/request_permission"):
-		u, _ := pipe.Lookup(frame, "params", "toolCall")
+		u, _ := rawjson.Lookup(frame, "params", "toolCall")
 		return u
 	}
 	return nil
@@ -179,12 +128,12 @@ func snapshots(t testing.TB, outs []output) map[string]map[string]any {
 			continue
 		}
 		obj := updateObject(o.Frame)
-		snap, ok := pipe.Lookup(obj, "_meta", "acp-normalize", "subagent")
+		snap, ok := rawjson.Lookup(obj, "_meta", "acp-normalize", "subagent")
 		if !ok {
 			continue
 		}
-		id, _ := pipe.LookupString(obj, "toolCallId")
-		session, _ := pipe.LookupString(o.Frame, "params", "sessionId")
+		id, _ := rawjson.LookupString(obj, "toolCallId")
+		session, _ := rawjson.LookupString(o.Frame, "params", "sessionId")
 		id = session + "/" + id
 		var m map[string]any
 		if err := json.Unmarshal(snap, &m); err != nil {
@@ -200,5 +149,5 @@ func metaValue(obj []byte, key string) ([]byte, bool) {
 	if obj == nil {
 		return nil, false
 	}
-	return pipe.Lookup(obj, "_meta", "acp-normalize", key)
+	return rawjson.Lookup(obj, "_meta", "acp-normalize", key)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // question is one question of cursor/ask_question.
@@ -24,16 +24,16 @@ type option struct{ id, label string }
 // option with an id).
 func parseQuestions(raw []byte) []question {
 	var qs []question
-	if pipe.FirstByte(raw) != '[' {
+	if rawjson.FirstByte(raw) != '[' {
 		return nil
 	}
-	_ = pipe.Elements(raw, func(el []byte) bool {
+	_ = rawjson.Elements(raw, func(el []byte) bool {
 		q := question{id: strAt(el, "id"), prompt: strAt(el, "prompt")}
-		if m, _ := pipe.Lookup(el, "allowMultiple"); string(m) == "true" {
+		if m, _ := rawjson.Lookup(el, "allowMultiple"); string(m) == "true" {
 			q.multiple = true
 		}
-		if opts, ok := pipe.Lookup(el, "options"); ok && pipe.FirstByte(opts) == '[' {
-			_ = pipe.Elements(opts, func(o []byte) bool {
+		if opts, ok := rawjson.Lookup(el, "options"); ok && rawjson.FirstByte(opts) == '[' {
+			_ = rawjson.Elements(opts, func(o []byte) bool {
 				op := option{id: strAt(o, "id"), label: strAt(o, "label")}
 				if op.id != "" {
 					if op.label == "" {
@@ -64,7 +64,7 @@ func (r *rewriter) askQuestion(f *rewrite.Frame) (rewrite.Verdict, error) {
 	params, _ := f.Lookup("params")
 	tcid := strAt(params, "toolCallId")
 	sid := r.attribute(params, tcid)
-	qraw, _ := pipe.Lookup(params, "questions")
+	qraw, _ := rawjson.Lookup(params, "questions")
 	qs := parseQuestions(qraw)
 	switch {
 	case len(qs) == 0:
@@ -130,11 +130,11 @@ func elicitParams(sid, tcid, title string, qs []question) ([]byte, error) {
 				OneOf []enumOption `json:"oneOf"`
 			}{"string", q.prompt, choices}
 		}
-		k, err := rewrite.Marshal(q.id)
+		k, err := rawjson.Marshal(q.id)
 		if err != nil {
 			return nil, err
 		}
-		pv, err := rewrite.Marshal(prop)
+		pv, err := rawjson.Marshal(prop)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +162,7 @@ func elicitParams(sid, tcid, title string, qs []question) ([]byte, error) {
 	if message == "" {
 		message = "Cursor asks a question"
 	}
-	return rewrite.Marshal(struct {
+	return rawjson.Marshal(struct {
 		SessionID       string `json:"sessionId"`
 		ToolCallID      string `json:"toolCallId,omitempty"`
 		Mode            string `json:"mode"`
@@ -191,7 +191,7 @@ func elicitOutcome(p *pending, failed bool, result []byte) outcome {
 	default:
 		return outcome{Outcome: "cancelled"}
 	}
-	content, _ := pipe.Lookup(result, "content")
+	content, _ := rawjson.Lookup(result, "content")
 	answers := make([]answer, 0, len(p.questions))
 	var missing []string
 	for _, q := range p.questions {
@@ -202,12 +202,12 @@ func elicitOutcome(p *pending, failed bool, result []byte) outcome {
 				a.SelectedOptionIDs = append(a.SelectedOptionIDs, s)
 			}
 		}
-		if v, ok := pipe.Lookup(content, q.id); ok {
-			switch pipe.FirstByte(v) {
+		if v, ok := rawjson.Lookup(content, q.id); ok {
+			switch rawjson.FirstByte(v) {
 			case '"':
 				add(v)
 			case '[':
-				_ = pipe.Elements(v, func(el []byte) bool { add(el); return true })
+				_ = rawjson.Elements(v, func(el []byte) bool { add(el); return true })
 			}
 		}
 		if len(a.SelectedOptionIDs) == 0 {
@@ -240,7 +240,7 @@ func questionPermission(p *pending) ([]byte, error) {
 		opts = append(opts, permissionOption{OptionID: o.id, Name: o.label, Kind: "allow_once"})
 	}
 	opts = append(opts, permissionOption{OptionID: skipOptionID(q), Name: "Skip", Kind: "reject_once"})
-	return rewrite.Marshal(permissionParams{
+	return rawjson.Marshal(permissionParams{
 		SessionID: p.session,
 		ToolCall:  permissionToolCall{ToolCallID: p.toolCallID, Title: q.prompt},
 		Options:   opts,

@@ -11,12 +11,16 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // DefaultCap is the default bound of each per-connection table (rule P6).
-const DefaultCap = 1024
+const DefaultCap = table.DefaultEntries
 
-// Options are the module's command-line options.
+// Options configure the module. The command-line options
+// (--forward-unknown-vendor-methods, --cursor-native-subagents) reach it
+// through rewrite.Env.Settings; a field set here is on whatever they say.
 type Options struct {
 	// ForwardUnknownVendorMethods passes unknown cursor/* methods through
 	// to the client instead of answering them with -32601 (rule C13).
@@ -27,10 +31,16 @@ type Options struct {
 	NativeSubagents bool
 	// Cap bounds each per-connection table; DefaultCap when zero.
 	Cap int
+	// MaxBytes caps the bytes the tables hold when the proxy gives the
+	// connection no shared budget; table.DefaultBytes when zero.
+	MaxBytes int64
 }
 
 // Name is the module's name.
 const Name = "cursor"
+
+// NativeSubagentsOption is the module's option behind Options.NativeSubagents.
+const NativeSubagentsOption = "cursor-native-subagents"
 
 // Module returns the cursor module with opts.
 func Module(opts Options) rewrite.Module {
@@ -62,7 +72,18 @@ func Module(opts Options) rewrite.Module {
 			`"subagent_spawned"`,      // Cursor's draft subagent shapes (S2)
 			`"subagent_state_update"`, // (S2)
 		},
-		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, opts) },
+		Options: []rewrite.Option{{
+			Name:  NativeSubagentsOption,
+			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
+		}},
+		VendorMethods: []string{"cursor/*", "_cursor/*"},
+		Summarize:     summarize,
+		New: func(env rewrite.Env) rewrite.Rewriter {
+			o := opts
+			o.ForwardUnknownVendorMethods = o.ForwardUnknownVendorMethods || env.Settings.Bool(rewrite.ForwardUnknownVendorMethods)
+			o.NativeSubagents = o.NativeSubagents || env.Settings.Bool(NativeSubagentsOption)
+			return newRewriter(env, o)
+		},
 	}
 }
 
@@ -74,16 +95,16 @@ type rewriter struct {
 	elicitForm bool // client declared clientCapabilities.elicitation.form
 	subagents  bool // client declared clientCapabilities.subagents
 
-	calls   *bounded[string, *call]      // by toolCallId
-	early   *bounded[string, *early]     // cursor/task before its tool call (C4)
-	todos   *bounded[string, [][]byte]   // session -> todo objects (C8)
-	prompts *bounded[string, string]     // raw prompt request id -> session (C14)
-	open    *bounded[*pending, struct{}] // proxy requests awaiting the client (C12)
-	launch  *bounded[string, int]        // "session\x00toolCallId" -> subagents launched (S1)
-	drafts  *bounded[string, string]     // Cursor's draft child session -> parent session (S2)
-	warned  *bounded[string, struct{}]   // unknown methods already logged at warn (C13)
-	active  string                       // most recently active session (C14)
-	seq     uint64                       // proxy requests created (order of C12 answers)
+	calls   *table.Table[string, *call]      // by toolCallId
+	early   *table.Table[string, *early]     // cursor/task before its tool call (C4)
+	todos   *table.Table[string, [][]byte]   // session -> todo objects (C8)
+	prompts *table.Table[string, string]     // raw prompt request id -> session (C14)
+	open    *table.Table[*pending, struct{}] // proxy requests awaiting the client (C12)
+	launch  *table.Table[string, int]        // "session\x00toolCallId" -> subagents launched (S1)
+	drafts  *table.Table[string, string]     // Cursor's draft child session -> parent session (S2)
+	warned  *table.Table[string, struct{}]   // unknown methods already logged at warn (C13)
+	active  string                           // most recently active session (C14)
+	seq     uint64                           // proxy requests created (order of C12 answers)
 }
 
 // oddity logs vendor data the module could not use as the rules expect
@@ -93,8 +114,8 @@ type rewriter struct {
 func (r *rewriter) oddity(rule, msg string, args ...any) {
 	key := "oddity\x00" + rule + "\x00" + msg
 	level := slog.LevelDebug
-	if _, seen := r.warned.get(key); !seen {
-		r.warned.put(key, struct{}{})
+	if _, seen := r.warned.Get(key); !seen {
+		r.warned.Put(key, struct{}{})
 		level = slog.LevelWarn
 	}
 	r.log.Log(context.Background(), level, msg, append([]any{"rule", rule}, args...)...)
@@ -105,18 +126,41 @@ func newRewriter(env rewrite.Env, opts Options) *rewriter {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
+	budget := env.Budget
+	if budget == nil {
+		budget = table.NewBudget(opts.MaxBytes)
+	}
 	n := opts.Cap
+	keyLen := func(k string) int64 { return int64(len(k)) }
 	return &rewriter{
-		log:     lg,
-		opts:    opts,
-		calls:   newBounded[string, *call](n),
-		early:   newBounded[string, *early](n),
-		todos:   newBounded[string, [][]byte](n),
-		prompts: newBounded[string, string](n),
-		open:    newBounded[*pending, struct{}](n),
-		launch:  newBounded[string, int](n),
-		drafts:  newBounded[string, string](n),
-		warned:  newBounded[string, struct{}](n),
+		log:  lg,
+		opts: opts,
+		calls: table.New(table.Config[string, *call]{Name: "tool calls", Entries: n, Budget: budget, Logger: lg,
+			Size:     func(k string, c *call) int64 { return keyLen(k) + c.bytes() },
+			Describe: func(k string, c *call) []any { return []any{"toolCallId", k, "session", c.session} }}),
+		early: table.New(table.Config[string, *early]{Name: "cursor/task before its tool call", Entries: n, Budget: budget, Logger: lg,
+			Size:     func(k string, e *early) int64 { return keyLen(k) + e.bytes() },
+			Describe: func(k string, _ *early) []any { return []any{"toolCallId", k} }}),
+		todos: table.New(table.Config[string, [][]byte]{Name: "todo lists", Entries: n, Budget: budget, Logger: lg,
+			Size: func(k string, list [][]byte) int64 {
+				size := keyLen(k)
+				for _, t := range list {
+					size += int64(len(t))
+				}
+				return size
+			},
+			Describe: func(k string, _ [][]byte) []any { return []any{"session", k} }}),
+		prompts: table.New(table.Config[string, string]{Name: "prompts in flight", Entries: n, Budget: budget, Logger: lg,
+			Size: func(k, sid string) int64 { return keyLen(k) + keyLen(sid) }}),
+		open: table.New(table.Config[*pending, struct{}]{Name: "open proxy requests", Entries: n, Budget: budget, Logger: lg,
+			Size:     func(p *pending, _ struct{}) int64 { return p.bytes() },
+			Describe: func(p *pending, _ struct{}) []any { return []any{"session", p.session} }}),
+		launch: table.New(table.Config[string, int]{Name: "subagent launches", Entries: n, Budget: budget, Logger: lg,
+			Size: func(k string, _ int) int64 { return keyLen(k) }}),
+		drafts: table.New(table.Config[string, string]{Name: "draft child sessions", Entries: n, Budget: budget, Logger: lg,
+			Size: func(k, parent string) int64 { return keyLen(k) + keyLen(parent) }}),
+		warned: table.New(table.Config[string, struct{}]{Name: "methods warned about", Entries: n, Budget: budget, Logger: lg,
+			Size: func(k string, _ struct{}) int64 { return keyLen(k) }}),
 	}
 }
 
@@ -159,8 +203,8 @@ func (r *rewriter) rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.clientMessage(f, m)
 	case pipe.Response:
 		if f.From == pipe.Agent {
-			if sid, ok := r.prompts.get(string(env.ID)); ok {
-				r.prompts.delete(string(env.ID))
+			if sid, ok := r.prompts.Get(string(env.ID)); ok {
+				r.prompts.Delete(string(env.ID))
 				r.touch(sid)
 			}
 		}
@@ -207,8 +251,8 @@ func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	if r.opts.ForwardUnknownVendorMethods {
 		return v, nil
 	}
-	if _, seen := r.warned.get(m); !seen {
-		r.warned.put(m, struct{}{})
+	if _, seen := r.warned.Get(m); !seen {
+		r.warned.Put(m, struct{}{})
 		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
 			"rule", "C13", "method", m)
 	}
@@ -226,19 +270,19 @@ func (r *rewriter) clientMessage(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	case "initialize":
 		return r.initialize(f)
 	case "session/prompt":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		if sid != "" && f.ID() != nil {
 			r.putPrompt(string(f.ID()), sid)
 		}
 		r.touch(sid)
 	case "session/load", "session/resume":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		r.touch(sid)
 	case "session/cancel":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		v.Out = r.cancelSession(sid, v.Out)
 	case "session/close":
-		sid, _ := pipe.LookupString(f.Raw, "params", "sessionId")
+		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		if sid != "" {
 			v.Out = r.cancelSession(sid, v.Out)
 			r.dropSession(sid)
@@ -248,9 +292,7 @@ func (r *rewriter) clientMessage(f *rewrite.Frame, m string) (rewrite.Verdict, e
 }
 
 func (r *rewriter) putPrompt(id, sid string) {
-	if k, _, ev := r.prompts.put(id, sid); ev {
-		r.log.Debug("prompt table full; oldest entry dropped", "rule", "P6", "id", k)
-	}
+	r.prompts.Put(id, sid)
 }
 
 // touch marks sid as the most recently active session.
@@ -267,13 +309,13 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, nil
 	}
 	caps, ok := f.Lookup("params", "clientCapabilities")
-	if !ok || pipe.FirstByte(caps) != '{' {
+	if !ok || rawjson.FirstByte(caps) != '{' {
 		return v, nil
 	}
 	r.elicitForm = present(caps, "elicitation", "form")
 	r.subagents = present(caps, "subagents")
 	if r.opts.NativeSubagents && r.subagents {
-		out, err := rewrite.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
+		out, err := rawjson.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
 		if err != nil {
 			return v, rewrite.RuleErrorf("S2", "asking Cursor for native subagents: %w", err)
 		}
@@ -284,22 +326,22 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 
 // present reports whether obj has a non-null value at path.
 func present(obj []byte, path ...string) bool {
-	v, ok := pipe.Lookup(obj, path...)
+	v, ok := rawjson.Lookup(obj, path...)
 	return ok && !bytes.Equal(v, []byte("null"))
 }
 
 // attribute finds the session of a vendor method (rule C14).
 func (r *rewriter) attribute(params []byte, toolCallID string) string {
-	if sid, ok := pipe.LookupString(params, "sessionId"); ok && sid != "" {
+	if sid, ok := rawjson.LookupString(params, "sessionId"); ok && sid != "" {
 		return sid
 	}
 	if toolCallID != "" {
-		if c, ok := r.calls.get(toolCallID); ok && c.session != "" {
+		if c, ok := r.calls.Get(toolCallID); ok && c.session != "" {
 			return c.session
 		}
 	}
 	one, n := "", 0
-	r.prompts.each(func(_ string, sid string) bool {
+	r.prompts.Each(func(_ string, sid string) bool {
 		if sid != one {
 			one = sid
 			n++
@@ -314,13 +356,13 @@ func (r *rewriter) attribute(params []byte, toolCallID string) string {
 
 // dropSession forgets everything about a closed session (rule P6).
 func (r *rewriter) dropSession(sid string) {
-	r.calls.deleteFunc(func(_ string, c *call) bool { return c.session == sid })
-	r.early.deleteFunc(func(_ string, e *early) bool { return e.session == sid })
-	r.todos.delete(sid)
-	r.prompts.deleteFunc(func(_ string, s string) bool { return s == sid })
+	r.calls.DeleteFunc(func(_ string, c *call) bool { return c.session == sid })
+	r.early.DeleteFunc(func(_ string, e *early) bool { return e.session == sid })
+	r.todos.Delete(sid)
+	r.prompts.DeleteFunc(func(_ string, s string) bool { return s == sid })
 	prefix := sid + "\x00"
-	r.launch.deleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
-	r.drafts.deleteFunc(func(_ string, parent string) bool { return parent == sid })
+	r.launch.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
+	r.drafts.DeleteFunc(func(_ string, parent string) bool { return parent == sid })
 	if r.active == sid {
 		r.active = ""
 	}
@@ -328,19 +370,13 @@ func (r *rewriter) dropSession(sid string) {
 
 // str returns the JSON string raw decoded, or "" when raw is no string.
 func str(raw []byte) string {
-	if pipe.FirstByte(raw) != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
+	s, _ := rawjson.DecodeString(bytes.TrimSpace(raw))
 	return s
 }
 
 // strAt returns the string at path in obj, or "".
 func strAt(obj []byte, path ...string) string {
-	s, _ := pipe.LookupString(obj, path...)
+	s, _ := rawjson.LookupString(obj, path...)
 	return s
 }
 

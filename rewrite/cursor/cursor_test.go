@@ -2,16 +2,16 @@ package cursor_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 
+	"fmt"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // TestTriggers pins the hot-path promise: message chunks and other
@@ -38,7 +38,7 @@ func TestTriggers(t *testing.T) {
 		if !json.Valid([]byte(frame)) {
 			t.Errorf("%s: test frame is not JSON: %s", name, frame)
 		}
-		if m.Matches([]byte(frame)) {
+		if rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s reaches the module: %s", name, frame)
 		}
 	}
@@ -62,33 +62,17 @@ func TestTriggers(t *testing.T) {
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}
 	for name, frame := range claimed {
-		if !m.Matches([]byte(frame)) {
+		if !rewritetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s does not reach the module: %s", name, frame)
 		}
 	}
 }
 
-// recorder is a slog handler keeping records.
-type recorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (h *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, r)
-	return nil
-}
-func (h *recorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recorder) WithGroup(string) slog.Handler      { return h }
-
 // TestUnknownMethodWarnsOnce pins C13's logging: the first request or
 // notification of each unknown method is logged at warn, later ones not.
 func TestUnknownMethodWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +86,7 @@ func TestUnknownMethodWarnsOnce(t *testing.T) {
 		r.Handle(pipe.Agent, []byte(f), nil)
 	}
 	var warned []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "method" {
@@ -159,8 +143,8 @@ func BenchmarkTaskCall(b *testing.B) {
 // although the frame is still answered by the proxy (C1, C8: it must never
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
-	rec := &recorder{}
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: slog.New(rec)})
+	rec := rewritetest.NewLogRecorder()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +161,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 		}
 	}
 	var rules []string
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		if r.Level == slog.LevelWarn {
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "rule" {
@@ -189,5 +173,61 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 	}
 	if got := bytes.Join(toBytes(rules), []byte(",")); string(got) != "C1,C8" {
 		t.Errorf("warned for rules %s, want C1,C8 (one each)", got)
+	}
+}
+
+// TestLargeLaunchCallMemory pins issue 8 item 8: rewriting one subagent
+// tool call costs a small constant times its size. The enriched frame
+// itself holds the prompt three times (rawInput, the C4 content and the M
+// snapshot); the whole rewrite may allocate at most 6.5 times the frame:
+// that output, the decoded prompt, its content array and the snapshot
+// (32.6× before the kit: every Set copied the frame once per path level,
+// and encoders grew their buffers by doubling).
+func TestLargeLaunchCallMemory(t *testing.T) {
+	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
+	frame := append(append([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Task","kind":"other","status":"pending","rawInput":{"_toolName":"task","description":"count","prompt":`),
+		prompt...), `}}}}`...)
+	rewritetest.CheckRewriteCost(t, cursor.Module(cursor.Options{}), frame, 6.5)
+}
+
+// TestHeldBytesCapped pins P6 in bytes (issue 8 item 8): held cursor/task
+// requests count their prompts, and the oldest is dropped once the
+// connection's budget is exceeded, however few entries there are.
+func TestHeldBytesCapped(t *testing.T) {
+	size := 1 << 20
+	if rewritetest.Race {
+		size = 64 << 10
+	}
+	prompt := string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))
+	budget := int64(3*size + 32<<10) // three prompts and change
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{MaxBytes: budget})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		task := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"cursor/task","params":{"toolCallId":"t%d","description":"d%d","prompt":%s}}`, i, i, i, prompt)
+		r.Handle(pipe.Agent, []byte(task), nil)
+	}
+	tests := []struct {
+		name string
+		id   string
+		held bool
+	}{
+		{"oldest dropped", "t0", false},
+		{"newer kept", "t1", true},
+		{"newest kept", "t3", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":%q,"title":"Task","rawInput":{"_toolName":"task"}}}}`, tt.id)
+			outs := r.Handle(pipe.Agent, []byte(call), nil)
+			if len(outs) != 1 {
+				t.Fatalf("%d outputs", len(outs))
+			}
+			held := bytes.Contains(outs[0].Frame, []byte(`"description":"d`))
+			if held != tt.held {
+				t.Fatalf("cursor/task of %s held: %v, want %v", tt.id, held, tt.held)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 // Package cursor is the vendor module for Cursor's ACP agent
 // (`cursor-agent acp`). It implements rules C1-C14 and the Cursor part of
-// rules M and S of docs/normalized-output.md:
+// rules M and S of the contract (docs/contract.md, and the shared
+// normalized-output.md it details):
 //
 //   - Cursor's non-standard agent-to-client requests (`cursor/task`,
 //     `cursor/update_todos`, `cursor/create_plan`, `cursor/ask_question`,
@@ -20,8 +21,13 @@
 //     requested and translated instead (S2).
 //
 // Per-connection state (tool calls, early `cursor/task` requests, todo
-// lists, prompts in flight, open proxy requests) is capped (rule P6) and
-// dropped for a session at `session/close`.
+// lists, prompts in flight, open proxy requests) lives in rewrite/table
+// tables, capped in entries and bytes (rule P6), and is dropped for a
+// session at `session/close`. The files: cursor.go (module, dispatch,
+// state), calls.go (what is known of a tool call), snapshot.go (rule M
+// data), toolcall.go (C2-C7 on tool call frames), task.go (cursor/task),
+// todos.go, ask.go, requests.go (C8-C12), subagents.go (S1, S2),
+// summary.go (the replay timeline's description of Cursor methods).
 //
 // The module sees frames from both sides: the client's `initialize` (for
 // its elicitation and subagent capabilities), prompts and their responses

@@ -3,8 +3,6 @@ package cursor_test
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +10,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+
+	"golang.org/x/tools/txtar"
 )
 
 // FuzzCursor feeds arbitrary frames through a Router with the cursor
@@ -23,12 +24,18 @@ import (
 func FuzzCursor(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.txtar"))
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		a, err := txtar.ParseFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
+		var input []byte
+		for _, file := range a.Files {
+			if file.Name == "input.jsonl" {
+				input = file.Data
+			}
+		}
 		var seed bytes.Buffer
-		for _, line := range bytes.Split(parseArchive(data).file("input.jsonl"), []byte("\n")) {
+		for _, line := range bytes.Split(input, []byte("\n")) {
 			var in struct {
 				From  string          `json:"from"`
 				Frame json.RawMessage `json:"frame"`
@@ -56,9 +63,11 @@ func FuzzCursor(f *testing.F) {
 	}
 	f.Add([]byte(`a{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"x\n"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		logs := rewritetest.NewLogRecorder()
+		logs.FailOnPanic = t
 		r, err := proxy.NewRouter(proxy.RouterConfig{
 			Modules: []rewrite.Module{cursor.Module(cursor.Options{Cap: 4})},
-			Logger:  slog.New(&failOnPanic{t: t}),
+			Logger:  logs.Logger(),
 			Version: "fuzz",
 		})
 		if err != nil {

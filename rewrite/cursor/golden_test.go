@@ -2,12 +2,8 @@ package cursor_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,71 +13,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the output sections of the golden files")
-
-// archive is a txtar archive: a comment and named files, in order.
-type archive struct {
-	comment []byte
-	files   []archiveFile
-}
-
-type archiveFile struct {
-	name string
-	data []byte
-}
-
-// parseArchive reads the txtar format: "-- name --" lines start files.
-func parseArchive(data []byte) *archive {
-	a := &archive{}
-	cur := &a.comment
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i+1], data[i+1:]
-		} else {
-			data = nil
-		}
-		t := bytes.TrimRight(line, "\r\n")
-		if bytes.HasPrefix(t, []byte("-- ")) && bytes.HasSuffix(t, []byte(" --")) && len(t) >= 6 {
-			a.files = append(a.files, archiveFile{name: string(t[3 : len(t)-3])})
-			cur = &a.files[len(a.files)-1].data
-			continue
-		}
-		*cur = append(*cur, line...)
-	}
-	return a
-}
-
-func (a *archive) format() []byte {
-	var b bytes.Buffer
-	b.Write(a.comment)
-	for _, f := range a.files {
-		fmt.Fprintf(&b, "-- %s --\n", f.name)
-		b.Write(f.data)
-	}
-	return b.Bytes()
-}
-
-func (a *archive) file(name string) []byte {
-	for _, f := range a.files {
-		if f.name == name {
-			return f.data
-		}
-	}
-	return nil
-}
-
-func (a *archive) setFile(name string, data []byte) {
-	for i := range a.files {
-		if a.files[i].name == name {
-			a.files[i].data = data
-			return
-		}
-	}
-	a.files = append(a.files, archiveFile{name: name, data: data})
-}
 
 // scenarioOptions reads "options: ..." lines of the comment.
 func scenarioOptions(t *testing.T, comment []byte) cursor.Options {
@@ -126,11 +59,13 @@ type inputLine struct {
 // runScenario feeds the input lines through a Router with the cursor
 // module and returns the output lines. It checks the invariants every
 // scenario must keep (P1, P3, C1/C13).
-func runScenario(t *testing.T, opts cursor.Options, input []byte) []byte {
+func runScenario(t *testing.T, schema *rewritetest.Schema, opts cursor.Options, input []byte) []byte {
 	t.Helper()
+	logs := rewritetest.NewLogRecorder()
+	logs.FailOnPanic = t
 	r, err := proxy.NewRouter(proxy.RouterConfig{
 		Modules: []rewrite.Module{cursor.Module(opts)},
-		Logger:  slog.New(&failOnPanic{t: t}),
+		Logger:  logs.Logger(),
 		Version: "test",
 	})
 	if err != nil {
@@ -157,6 +92,9 @@ func runScenario(t *testing.T, opts cursor.Options, input []byte) []byte {
 				}
 			}
 			checkFrame(t, opts, o)
+			if o.Op != "" && o.To == pipe.Client && !opts.ForwardUnknownVendorMethods {
+				schema.CheckOutput(t, o.Op, in, o.Frame)
+			}
 			fmt.Fprintf(&out, `{"re":%d,"to":%q,"op":%q,"frame":%s}`+"\n", o.Re, o.To.String(), op, o.Frame)
 		}
 	}
@@ -250,83 +188,15 @@ func checkFrame(t *testing.T, opts cursor.Options, o proxy.Out) {
 	}
 }
 
-// failOnPanic is a slog handler that fails the test when a module
-// panicked (the router recovers and fails open, which would hide it).
-type failOnPanic struct {
-	t     *testing.T
-	attrs []slog.Attr
-}
-
-func (h *failOnPanic) Enabled(_ context.Context, _ slog.Level) bool { return true }
-
-func (h *failOnPanic) Handle(_ context.Context, rec slog.Record) error {
-	rec.Attrs(func(a slog.Attr) bool {
-		if a.Key == "err" && strings.Contains(a.Value.String(), "panic") {
-			h.t.Errorf("module panicked: %s", a.Value)
-		}
-		return true
-	})
-	return nil
-}
-
-func (h *failOnPanic) WithAttrs(as []slog.Attr) slog.Handler {
-	return &failOnPanic{t: h.t, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
-}
-func (h *failOnPanic) WithGroup(string) slog.Handler { return h }
-
 // TestGolden runs every scenario under testdata/ and compares the output
 // section byte for byte (-update rewrites it).
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, path := range files {
-		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := parseArchive(data)
-			input := a.file("input.jsonl")
-			if input == nil {
-				t.Fatal("no input.jsonl section")
-			}
-			got := runScenario(t, scenarioOptions(t, a.comment), input)
-			if *update {
-				a.setFile("output.jsonl", got)
-				if err := os.WriteFile(path, a.format(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want := a.file("output.jsonl")
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n%s", path, lineDiff(want, got))
-			}
-		})
-	}
-}
-
-// lineDiff shows the first differing lines.
-func lineDiff(want, got []byte) string {
-	w := strings.Split(string(want), "\n")
-	g := strings.Split(string(got), "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
+	schema := rewritetest.LoadSchema(t)
+	rewritetest.RunGolden(t, filepath.Join("testdata", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
+		input, ok := c.File("input.jsonl")
+		if !ok {
+			t.Fatal("no input.jsonl section")
 		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\nwant: %s\n got: %s", i+1, wl, gl)
-		}
-	}
-	return "(same lines)"
+		c.Check(t, "output.jsonl", runScenario(t, schema, scenarioOptions(t, c.Comment()), input))
+	})
 }

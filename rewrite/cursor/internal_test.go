@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -33,62 +32,6 @@ func TestSubagentLabel(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestBounded(t *testing.T) {
-	tests := []struct {
-		name    string
-		cap     int
-		ops     func(b *bounded[string, int]) []string // returns evicted keys
-		want    string
-		evicted string
-	}{
-		{"under cap", 3, func(b *bounded[string, int]) []string {
-			return puts(b, "a", "b")
-		}, "a=0 b=1", ""},
-		{"oldest dropped first", 2, func(b *bounded[string, int]) []string {
-			return puts(b, "a", "b", "c", "d")
-		}, "c=2 d=3", "a b"},
-		{"re-put makes newest", 2, func(b *bounded[string, int]) []string {
-			ev := puts(b, "a", "b")
-			b.put("a", 9)
-			return append(ev, puts(b, "c")...)
-		}, "a=9 c=0", "b"},
-		{"delete and deleteFunc", 5, func(b *bounded[string, int]) []string {
-			ev := puts(b, "a", "b", "c", "d")
-			b.delete("b")
-			b.delete("zz")
-			b.deleteFunc(func(k string, _ int) bool { return k == "d" })
-			return ev
-		}, "a=0 c=2", ""},
-		{"cap below one is one", 0, func(b *bounded[string, int]) []string {
-			return puts(b, "a", "b")
-		}, "b=1", "a"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := newBounded[string, int](tt.cap)
-			ev := strings.Join(tt.ops(b), " ")
-			var got []string
-			b.each(func(k string, v int) bool { got = append(got, fmt.Sprintf("%s=%d", k, v)); return true })
-			if s := strings.Join(got, " "); s != tt.want || ev != tt.evicted {
-				t.Errorf("entries %q evicted %q, want %q and %q", s, ev, tt.want, tt.evicted)
-			}
-			if b.len() != len(got) {
-				t.Errorf("len %d, want %d", b.len(), len(got))
-			}
-		})
-	}
-}
-
-func puts(b *bounded[string, int], keys ...string) []string {
-	var ev []string
-	for i, k := range keys {
-		if old, _, ok := b.put(k, i); ok {
-			ev = append(ev, old)
-		}
-	}
-	return ev
 }
 
 // TestChildSessionID pins rule S1's derivation: deterministic, different

@@ -35,6 +35,24 @@ type pending struct {
 	answers    []answer
 }
 
+// bytes returns the bytes p holds (P6).
+func (p *pending) bytes() int64 {
+	n := int64(64 + len(p.cursorID) + len(p.session) + len(p.toolCallID))
+	for _, q := range p.questions {
+		n += q.bytes()
+	}
+	return n + int64(len(p.answers))*32
+}
+
+// bytes returns the bytes q holds.
+func (q *question) bytes() int64 {
+	n := int64(len(q.id) + len(q.prompt))
+	for _, o := range q.options {
+		n += int64(len(o.id) + len(o.label))
+	}
+	return n
+}
+
 // outcome is Cursor's reply body {"outcome":{"outcome":KIND,...}}.
 type outcome struct {
 	Outcome string          `json:"outcome"`
@@ -77,9 +95,7 @@ func (r *rewriter) ask(v *rewrite.Verdict, p *pending, method string, params []b
 		p.seq = r.seq
 	}
 	v.SendRequest(pipe.Client, method, params, p)
-	if k, _, ev := r.open.put(p, struct{}{}); ev {
-		r.log.Debug("open request table full; oldest entry no longer cancellable", "rule", "P6", "session", k.session)
-	}
+	r.open.Put(p, struct{}{})
 }
 
 // finish answers Cursor for p once and forgets it.
@@ -88,7 +104,7 @@ func (r *rewriter) finish(out []rewrite.Output, p *pending, o outcome) []rewrite
 		return out
 	}
 	p.done = true
-	r.open.delete(p)
+	r.open.Delete(p)
 	b, err := reply(p.cursorID, o)
 	if err != nil {
 		r.log.Error("reply to Cursor not built", "rule", "C12", "err", err)
@@ -150,7 +166,7 @@ func (r *rewriter) Close(unanswered []any) rewrite.Verdict {
 // their responses, if they come, are then ignored.
 func (r *rewriter) cancelSession(sid string, out []rewrite.Output) []rewrite.Output {
 	var ps []*pending
-	r.open.each(func(p *pending, _ struct{}) bool {
+	r.open.Each(func(p *pending, _ struct{}) bool {
 		if p.session == sid {
 			ps = append(ps, p)
 		}

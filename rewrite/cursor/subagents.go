@@ -8,6 +8,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // s1 reports whether the proxy announces Cursor subagents as standard
@@ -75,10 +77,8 @@ func (r *rewriter) announce(c *call) [][]byte {
 	var out [][]byte
 	if c.child == "" {
 		key := c.session + "\x00" + c.id
-		n, _ := r.launch.get(key)
-		if k, _, ev := r.launch.put(key, n+1); ev {
-			r.log.Debug("subagent launch table full; oldest entry dropped", "rule", "P6", "key", k)
-		}
+		n, _ := r.launch.Get(key)
+		r.launch.Put(key, n+1)
 		c.child = childSessionID(c.session, c.id, n)
 		title := c.snap.description
 		if title == "" {
@@ -126,41 +126,16 @@ func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
 	return append(out, b)
 }
 
-// appendLink adds the {"type":"session"} block for child to the content
-// array of a tool call frame, unless it is already there. linked reports
-// whether the frame's content now has the link.
-func appendLink(frame []byte, child string) (out []byte, linked bool, err error) {
-	content, ok := pipe.Lookup(frame, "params", "update", "content")
-	if !ok || pipe.FirstByte(content) != '[' {
-		return frame, false, nil
-	}
-	arr, err := appendLinkArray(content, child)
-	if err != nil {
-		return nil, false, err
-	}
-	if bytes.Equal(arr, content) {
-		return frame, true, nil
-	}
-	out, err = setUpdateRaw(frame, arr, "content")
-	return out, err == nil, err
-}
-
 // appendLinkArray returns the content array with the {"type":"session"}
 // block for child at its end, unless it is already there.
 func appendLinkArray(content []byte, child string) ([]byte, error) {
-	link, err := rewrite.Marshal(struct {
-		Type      string `json:"type"`
-		SessionID string `json:"sessionId"`
-	}{"session", child})
-	if err != nil {
-		return nil, err
-	}
+	link := sessionLink(child)
 	if bytes.Contains(content, link) {
 		return content, nil
 	}
 	end := bytes.LastIndexByte(content, ']')
 	empty := true
-	_ = pipe.Elements(content, func([]byte) bool { empty = false; return false })
+	_ = rawjson.Elements(content, func([]byte) bool { empty = false; return false })
 	arr := make([]byte, 0, len(content)+len(link)+1)
 	arr = append(arr, content[:end]...)
 	if !empty {
@@ -174,104 +149,125 @@ func appendLinkArray(content []byte, child string) ([]byte, error) {
 // draftSubagent translates Cursor's draft subagent_spawned and
 // subagent_state_update into standard subagent_update frames (S2). Without
 // S2 they pass through untouched (Cursor only sends them when asked).
-func (r *rewriter) draftSubagent(f *rewrite.Frame, sid string, upd []byte) (rewrite.Verdict, error) {
+func (r *rewriter) draftSubagent(sid string, upd []byte) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	if !r.s2() {
 		return v, nil
 	}
 	v.DropFrame() // draft tags are not in the v1 enum (P3)
 	child := strAt(upd, "subagentSessionId")
-	switch strAt(upd, "sessionUpdate") {
-	case "subagent_spawned":
-		if child == "" || sid == "" {
-			r.oddity("S2", "subagent_spawned without child or parent session dropped")
-			return v, nil
-		}
-		tcid := strAt(upd, "_meta", "cursor", "toolCallId")
-		c, known := r.calls.get(tcid)
-		if known && (c.done || c.session != sid) {
-			// C6: a call that ended, or one of another session, is an
-			// earlier call with a reused id; Cursor spawns before it sends
-			// the new call's tool_call.
-			r.calls.delete(tcid)
-			known = false
-		}
-		if tcid != "" && !known {
-			c = &call{session: sid, id: tcid, task: true}
-			if k, old, ev := r.calls.put(tcid, c); ev {
-				r.log.Debug("tool call table full; oldest entry dropped", "rule", "P6", "toolCallId", k, "session", old.session)
-			}
-		}
-		title, desc := fallbackTitle, strAt(upd, "name")
-		if c != nil {
-			c.task, c.draftChild, c.nativeShown = true, child, true
-			if m := strAt(upd, "_meta", "cursor", "model"); m != "" && c.snap.model == "" {
-				c.snap.model = m
-			}
-			if p := strAt(upd, "task"); p != "" && c.snap.prompt == "" {
-				c.snap.prompt = p
-			}
-			if c.snap.description != "" {
-				title = c.snap.description
-			}
-		}
-		if k, _, ev := r.drafts.put(child, sid); ev {
-			r.log.Debug("draft child table full; oldest entry dropped", "rule", "P6", "child", k)
-		}
-		b, err := sessionUpdateFrame(sid, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child,
-			Title: title, Description: desc, State: &subagentState{State: "running"}})
-		if err != nil {
-			return v, rewrite.RuleErrorf("S2", "%w", err)
-		}
-		v.Send(pipe.Client, b)
-		if c == nil {
-			return v, nil
-		}
-		meta, err := c.snap.metaValue()
-		if err != nil {
-			return v, rewrite.RuleErrorf("M", "%w", err)
-		}
-		// The link frame's content replaces the whole list on the client:
-		// it repeats the vendor's last content (or, when Cursor sent none,
-		// the prompt) before the link, so nothing Cursor said is lost (P4).
-		u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id,
-			Meta: []byte(`{"acp-normalize":` + string(meta) + `}`)}
-		if content, ok := c.contentWithLink(child); ok {
-			u.Content = content
-			c.contentShown, c.linkShown = true, true
-		} else {
-			r.log.Debug("session link left for the next frame with content: vendor content not kept", "rule", "S2", "toolCallId", c.id)
-		}
-		link, err := sessionUpdateFrame(sid, u)
-		if err != nil {
-			return v, rewrite.RuleErrorf("S2", "%w", err)
-		}
-		v.Send(pipe.Client, link)
-	case "subagent_state_update":
-		if child == "" {
-			child = sid
-		}
-		parent, ok := r.drafts.get(child)
-		if !ok {
-			r.oddity("S2", "subagent_state_update for an unknown child dropped")
-			return v, nil
-		}
-		var st subagentState
-		switch strAt(upd, "state") {
-		case "completed":
-			st = subagentState{State: "idle", StopReason: "end_turn"}
-		case "cancelled":
-			st = subagentState{State: "idle", StopReason: "cancelled"}
-		case "running":
-			st = subagentState{State: "running"}
-		default:
-			return v, nil
-		}
-		b, err := sessionUpdateFrame(parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child, State: &st})
-		if err != nil {
-			return v, rewrite.RuleErrorf("S2", "%w", err)
-		}
+	var frames [][]byte
+	var err error
+	if strAt(upd, "sessionUpdate") == "subagent_spawned" {
+		frames, err = r.draftSpawned(sid, child, upd)
+	} else {
+		frames, err = r.draftState(sid, child, upd)
+	}
+	for _, b := range frames {
 		v.Send(pipe.Client, b)
 	}
+	if err != nil {
+		return v, rewrite.RuleErrorf("S2", "%w", err)
+	}
 	return v, nil
+}
+
+// draftSpawned returns the subagent_update announcing child, and the
+// frame that links it to its launch call.
+func (r *rewriter) draftSpawned(sid, child string, upd []byte) ([][]byte, error) {
+	if child == "" || sid == "" {
+		r.oddity("S2", "subagent_spawned without child or parent session dropped")
+		return nil, nil
+	}
+	c := r.spawnedCall(sid, child, upd)
+	title, desc := fallbackTitle, strAt(upd, "name")
+	if c != nil && c.snap.description != "" {
+		title = c.snap.description
+	}
+	r.drafts.Put(child, sid)
+	b, err := sessionUpdateFrame(sid, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child,
+		Title: title, Description: desc, State: &subagentState{State: "running"}})
+	if err != nil || c == nil {
+		return nil, err
+	}
+	link, err := r.spawnLink(c, sid, child)
+	if err != nil {
+		return [][]byte{b}, err
+	}
+	return [][]byte{b, link}, nil
+}
+
+// spawnedCall returns the launch call a subagent_spawned names (started
+// when unknown), with what the spawn says folded in; nil when it names
+// none.
+func (r *rewriter) spawnedCall(sid, child string, upd []byte) *call {
+	tcid := strAt(upd, "_meta", "cursor", "toolCallId")
+	c, known := r.calls.Get(tcid)
+	if known && (c.done || c.session != sid) {
+		// C6: a call that ended, or one of another session, is an
+		// earlier call with a reused id; Cursor spawns before it sends
+		// the new call's tool_call.
+		r.calls.Delete(tcid)
+		known = false
+	}
+	if tcid == "" {
+		return nil
+	}
+	if !known {
+		c = &call{session: sid, id: tcid, task: true}
+		r.calls.Put(tcid, c)
+	}
+	c.task, c.draftChild, c.nativeShown = true, child, true
+	if m := strAt(upd, "_meta", "cursor", "model"); m != "" && c.snap.model == "" {
+		c.snap.model = m
+	}
+	if p := strAt(upd, "task"); p != "" && c.snap.prompt == "" {
+		c.snap.prompt = p
+	}
+	r.calls.Resize(tcid)
+	return c
+}
+
+// spawnLink returns the tool_call_update that links child to its launch
+// call. Its content replaces the whole list on the client: it repeats the
+// vendor's last content (or, when Cursor sent none, the prompt) before
+// the link, so nothing Cursor said is lost (P4).
+func (r *rewriter) spawnLink(c *call, sid, child string) ([]byte, error) {
+	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id,
+		Meta: meta.Object(meta.SubagentMember, c.snap.subagent().JSON())}
+	if content, ok := c.contentWithLink(child); ok {
+		u.Content = content
+		c.shown.content, c.shown.link = true, true
+	} else {
+		r.log.Debug("session link left for the next frame with content: vendor content not kept", "rule", "S2", "toolCallId", c.id)
+	}
+	return sessionUpdateFrame(sid, u)
+}
+
+// draftState returns the subagent_update of the child's new state.
+func (r *rewriter) draftState(sid, child string, upd []byte) ([][]byte, error) {
+	if child == "" {
+		child = sid
+	}
+	parent, ok := r.drafts.Get(child)
+	if !ok {
+		r.oddity("S2", "subagent_state_update for an unknown child dropped")
+		return nil, nil
+	}
+	var st subagentState
+	switch strAt(upd, "state") {
+	case "completed":
+		st = subagentState{State: "idle", StopReason: "end_turn"}
+	case "cancelled":
+		st = subagentState{State: "idle", StopReason: "cancelled"}
+	case "running":
+		st = subagentState{State: "running"}
+	default:
+		return nil, nil
+	}
+	b, err := sessionUpdateFrame(parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: child, State: &st})
+	if err != nil {
+		return nil, err
+	}
+	return [][]byte{b}, nil
 }

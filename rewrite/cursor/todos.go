@@ -8,6 +8,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // parseTodos returns the todo objects of a todos array (other elements
@@ -16,11 +18,11 @@ func parseTodos(raw []byte) (todos [][]byte, ok bool) {
 	if raw == nil || bytes.Equal(raw, []byte("null")) {
 		return nil, true
 	}
-	if pipe.FirstByte(raw) != '[' {
+	if rawjson.FirstByte(raw) != '[' {
 		return nil, false
 	}
-	err := pipe.Elements(raw, func(el []byte) bool {
-		if pipe.FirstByte(el) == '{' && json.Valid(el) {
+	err := rawjson.Elements(raw, func(el []byte) bool {
+		if rawjson.FirstByte(el) == '{' && json.Valid(el) {
 			todos = append(todos, bytes.Clone(el))
 		}
 		return true
@@ -47,12 +49,12 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 			continue
 		}
 		merged := out[idx]
-		_ = pipe.Members(it, func(m pipe.Member) bool {
-			var key string
-			if json.Unmarshal(append(append([]byte{'"'}, m.Key...), '"'), &key) != nil {
+		_ = rawjson.Members(it, func(m rawjson.Member) bool {
+			key, ok := rawjson.UnescapeKey(m.Key)
+			if !ok {
 				return true
 			}
-			if b, err := rewrite.Set(merged, m.Value, key); err == nil {
+			if b, err := rawjson.Set(merged, m.Value, key); err == nil {
 				merged = b
 			}
 			return true
@@ -66,11 +68,11 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 // values (a string is compared decoded, any other value compacted, so
 // numeric ids merge too), "" when the todo has no usable id.
 func todoID(todo []byte) string {
-	v, ok := pipe.Lookup(todo, "id")
-	if !ok || string(v) == "null" || (pipe.FirstByte(v) == '"' && str(v) == "") {
+	v, ok := rawjson.Lookup(todo, "id")
+	if !ok || string(v) == "null" || (rawjson.FirstByte(v) == '"' && str(v) == "") {
 		return ""
 	}
-	if pipe.FirstByte(v) == '"' {
+	if rawjson.FirstByte(v) == '"' {
 		return "s" + str(v)
 	}
 	var b bytes.Buffer
@@ -109,7 +111,7 @@ func planUpdate(sid string, list [][]byte) ([]byte, error) {
 		SessionUpdate string          `json:"sessionUpdate"`
 		Entries       []planEntry     `json:"entries"`
 		Meta          json.RawMessage `json:"_meta"`
-	}{"plan", entries, json.RawMessage(`{"acp-normalize":{"todos":` + string(rawArray(list)) + `}}`)})
+	}{"plan", entries, meta.Object("todos", rawArray(list))})
 }
 
 // updateTodos handles cursor/update_todos (C8).
@@ -117,15 +119,15 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	v.DropFrame()
 	params, _ := f.Lookup("params")
-	raw, _ := pipe.Lookup(params, "todos")
+	raw, _ := rawjson.Lookup(params, "todos")
 	items, ok := parseTodos(raw)
 	if !ok {
 		r.oddity("C8", "cursor/update_todos: todos is not an array; answered rejected")
 		return v, sendReply(&v, "C8", f.ID(), outcome{Outcome: "rejected", Reason: "todos must be an array"})
 	}
 	sid := r.attribute(params, strAt(params, "toolCallId"))
-	list, _ := r.todos.get(sid)
-	switch m, _ := pipe.Lookup(params, "merge"); {
+	list, _ := r.todos.Get(sid)
+	switch m, _ := rawjson.Lookup(params, "merge"); {
 	case raw == nil || string(raw) == "null":
 		// Nothing to change: the reply and the plan show the list held.
 	case string(m) == "true":
@@ -150,9 +152,7 @@ func (r *rewriter) updateTodos(f *rewrite.Frame) (rewrite.Verdict, error) {
 }
 
 func (r *rewriter) putTodos(sid string, list [][]byte) {
-	if k, _, ev := r.todos.put(sid, list); ev {
-		r.log.Debug("todo table full; oldest session's list dropped", "rule", "P6", "session", k)
-	}
+	r.todos.Put(sid, list)
 }
 
 // permissionOption is a standard permission option.
@@ -182,7 +182,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 	params, _ := f.Lookup("params")
 	tcid := strAt(params, "toolCallId")
 	sid := r.attribute(params, tcid)
-	raw, _ := pipe.Lookup(params, "todos")
+	raw, _ := rawjson.Lookup(params, "todos")
 	items, ok := parseTodos(raw)
 	if ok && raw != nil && sid != "" {
 		r.putTodos(sid, items)
@@ -208,7 +208,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if text := strAt(params, "plan"); text != "" {
 		tc.Content = promptContent(text, nil)
 	}
-	req, err := rewrite.Marshal(permissionParams{
+	req, err := rawjson.Marshal(permissionParams{
 		SessionID: sid,
 		ToolCall:  tc,
 		Options: []permissionOption{
@@ -258,7 +258,7 @@ func (r *rewriter) generateImage(f *rewrite.Frame) (rewrite.Verdict, error) {
 		Type    string `json:"type"`
 		Content image  `json:"content"`
 	}
-	content, err := rewrite.Marshal([]block{{"content", image{"image", data, mime}}})
+	content, err := rawjson.Marshal([]block{{"content", image{"image", data, mime}}})
 	if err != nil {
 		return v, rewrite.RuleErrorf("C11", "image content: %w", err)
 	}

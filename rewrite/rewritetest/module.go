@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Module returns a tiny module, for tests only, that makes every kind of
@@ -37,7 +38,7 @@ func (testRewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if _, has := f.Lookup("params", "update", "name"); has {
 			return v, nil
 		}
-		out, err := rewrite.Set(f.Raw, []byte(`"task"`), "params", "update", "name")
+		out, err := rawjson.Set(f.Raw, []byte(`"task"`), "params", "update", "name")
 		if err != nil {
 			return v, rewrite.RuleErrorf("T1", "setting name: %w", err)
 		}
@@ -91,4 +92,10 @@ func (testRewriter) Close(unanswered []any) rewrite.Verdict {
 		}
 	}
 	return v
+}
+
+// Triggered reports whether frame reaches m: whether the proxy's trigger
+// index matches one of m's triggers in it.
+func Triggered(m rewrite.Module, frame []byte) bool {
+	return rewrite.NewTriggerIndex([]rewrite.Module{m}).Match(frame) != 0
 }

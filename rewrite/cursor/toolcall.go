@@ -1,0 +1,234 @@
+package cursor
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
+
+// sessionUpdate handles an agent session/update.
+func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
+	upd, ok := f.Lookup("params", "update")
+	if !ok || rawjson.FirstByte(upd) != '{' {
+		return rewrite.Verdict{}, nil
+	}
+	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
+	switch strAt(upd, "sessionUpdate") {
+	case "tool_call":
+		return r.toolCall(f, sid, upd, true)
+	case "tool_call_update":
+		return r.toolCall(f, sid, upd, false)
+	case "subagent_spawned", "subagent_state_update":
+		return r.draftSubagent(sid, upd)
+	}
+	return rewrite.Verdict{}, nil
+}
+
+// toolCallFrame is what a tool_call or tool_call_update frame says.
+type toolCallFrame struct {
+	raw, upd []byte
+	isNew    bool   // a tool_call, not an update
+	id       string // toolCallId
+	toolName string // rawInput._toolName
+	hasName  bool
+	title    string
+	hasTitle bool
+}
+
+func readToolCall(raw, upd []byte, isNew bool) *toolCallFrame {
+	fr := &toolCallFrame{raw: raw, upd: upd, isNew: isNew,
+		id:       strAt(upd, "toolCallId"),
+		toolName: strAt(upd, "rawInput", "_toolName"),
+		hasName:  present(upd, "name"),
+	}
+	fr.title, fr.hasTitle = rawjson.LookupString(upd, "title")
+	return fr
+}
+
+// toolCall handles tool_call and tool_call_update frames (C2-C7, M, S1).
+func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool) (rewrite.Verdict, error) {
+	if !pipe.Valid(f.Raw) {
+		// Malformed below the envelope: nothing can be spliced into it,
+		// and no state is taken from it (P5).
+		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "tool call frame is not valid JSON")
+	}
+	fr := readToolCall(f.Raw, upd, isNew)
+	r.touch(sid)
+	if fr.id == "" {
+		return nameOnly(fr) // no correlation possible; C7 still applies
+	}
+	c := r.track(fr, sid)
+	if !c.task {
+		if fr.hasTitle && !isPlaceholder(fr.title) {
+			c.shown.title = true
+		}
+		return nameOnly(fr)
+	}
+	return r.launchFrame(c, fr)
+}
+
+// nameOnly applies rule C7 alone: a frame with rawInput._toolName and no
+// name gets that name.
+func nameOnly(fr *toolCallFrame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if fr.toolName == "" || fr.hasName {
+		return v, nil
+	}
+	out, err := setUpdate(fr.raw, fr.toolName, "name")
+	if err != nil {
+		return v, rewrite.RuleErrorf("C7", "%w", err)
+	}
+	v.Replace(out)
+	return v, nil
+}
+
+// track finds or starts the state of the frame's call and folds the frame
+// into it. Every call is observed, so that a call that turns out to be a
+// subagent launch when cursor/task arrives (C2, C3) has its status.
+func (r *rewriter) track(fr *toolCallFrame, sid string) *call {
+	c, ok := r.calls.Get(fr.id)
+	if ok && fr.isNew && (c.sawToolCall || (sid != "" && c.session != sid)) {
+		// C6: Cursor reuses toolCallIds across turns, and a call of a
+		// cancelled turn never completes: a new tool_call is a new call.
+		r.calls.Delete(fr.id)
+		ok = false
+	}
+	if !ok {
+		c = &call{session: sid, id: fr.id}
+		r.calls.Put(fr.id, c)
+	} else if c.session == "" {
+		c.session = sid
+	}
+	if fr.isNew {
+		if !c.sawToolCall {
+			c.startOver()
+		}
+		c.sawToolCall = true
+	}
+	if strings.EqualFold(fr.toolName, "task") {
+		c.task = true
+		c.snap.toolName = fr.toolName
+	}
+	if e, ok := r.early.Get(fr.id); ok {
+		r.early.Delete(fr.id)
+		c.task = true
+		c.snap.applyTask(&e.info)
+	}
+	if fr.hasName {
+		c.vendor.name, c.shown.name = true, true
+	}
+	c.observe(fr.upd)
+	r.calls.Resize(fr.id) // what the call holds may have grown (P6)
+	return c
+}
+
+// launchFrame completes a frame of a subagent launch call: the title
+// (C4), the name (C3, C4, C7), the prompt as content and the child session
+// link (C4, S1), and the snapshot (M); S1's child session frames go
+// around it. The frame is rebuilt once, whatever it gains.
+func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, error) {
+	edits := c.titleAndName(fr, nil)
+	var pre, post [][]byte
+	if r.s1() {
+		pre = r.announce(c)
+	}
+	edits, err := c.contentAndLink(fr.upd, edits)
+	if err != nil {
+		return rewrite.Verdict{}, err
+	}
+	if r.s1() {
+		post = r.finishChild(c)
+	}
+	snap, err := meta.SubagentEdit(fr.raw, c.snap.subagent(), "params", "update")
+	if err != nil {
+		return rewrite.Verdict{}, rewrite.RuleErrorf("M", "%w", err)
+	}
+	frame, err := rawjson.SetAll(fr.raw, append(edits, snap)...)
+	if err != nil {
+		return rewrite.Verdict{}, rewrite.RuleErrorf("C4", "%w", err)
+	}
+	return around(frame, pre, post), nil
+}
+
+// titleAndName appends the edits that give a launch-call frame the title
+// and name it lacks.
+func (c *call) titleAndName(fr *toolCallFrame, edits []rawjson.Edit) []rawjson.Edit {
+	if t := c.wantTitle(fr.title, fr.hasTitle); t != "" {
+		edits = append(edits, updateEdit("title", rawjson.Text(t)))
+	}
+	if !fr.hasName && (fr.toolName != "" || !c.shown.name) {
+		// C7: every frame with rawInput._toolName gets that name; C3/C4:
+		// the first frame shown gets one even without it.
+		name := fr.toolName
+		if name == "" {
+			name = c.snap.toolNameOr()
+		}
+		edits = append(edits, updateEdit("name", rawjson.Text(name)))
+		c.shown.name = true
+	}
+	return edits
+}
+
+// contentAndLink appends the edit that gives a launch-call frame without
+// content the prompt (and the child session link, S1), or adds the link
+// to the content it has.
+func (c *call) contentAndLink(upd []byte, edits []rawjson.Edit) ([]rawjson.Edit, error) {
+	var link *string
+	if child := c.childID(); child != "" {
+		link = &child
+	}
+	switch {
+	case !vendorContent(upd) && !c.shown.content && (c.snap.prompt != "" || link != nil):
+		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt, link)))
+		c.shown.content = true
+		c.shown.link = c.shown.link || link != nil
+	case present(upd, "content") && link != nil:
+		content, _ := rawjson.Lookup(upd, "content")
+		if rawjson.FirstByte(content) != '[' {
+			break
+		}
+		arr, err := appendLinkArray(content, *link)
+		if err != nil {
+			return nil, rewrite.RuleErrorf("S1", "session link: %w", err)
+		}
+		if !bytes.Equal(arr, content) {
+			edits = append(edits, updateEdit("content", arr))
+		}
+		c.shown.link = true
+	}
+	return edits, nil
+}
+
+// updateEdit sets params.update.<key>.
+func updateEdit(key string, value []byte) rawjson.Edit {
+	return rawjson.Edit{Path: []string{"params", "update", key}, Value: value}
+}
+
+// around returns the verdict that writes frame in place of the original,
+// with pre before it and post after it (S1). The first frame takes the
+// original's place; the others follow it.
+func around(frame []byte, pre, post [][]byte) rewrite.Verdict {
+	var v rewrite.Verdict
+	if len(pre) == 0 {
+		v.Replace(frame)
+	} else {
+		v.Replace(pre[0])
+		for _, p := range pre[1:] {
+			v.Send(pipe.Client, p)
+		}
+		v.Send(pipe.Client, frame)
+	}
+	for _, p := range post {
+		v.Send(pipe.Client, p)
+	}
+	return v
+}
+
+// setUpdate sets params.update.<key> to the string s.
+func setUpdate(frame []byte, s string, key string) ([]byte, error) {
+	return rawjson.SetAll(frame, updateEdit(key, rawjson.Text(s)))
+}

@@ -1,0 +1,120 @@
+package meta
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		name, frame, want string
+	}{
+		{"no _meta", `{"params":{"update":{"a":1}}}`, `{"params":{"update":{"a":1,"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
+		{"vendor keys kept", `{"params":{"update":{"_meta":{"claudeCode":{"x":1}}}}}`, `{"params":{"update":{"_meta":{"claudeCode":{"x":1},"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
+		{"merged into our object", `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p"}}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p","subagent":{"vendor":"v"}}}}}}`},
+		{"_meta not an object is replaced", `{"params":{"update":{"_meta":7}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SetSubagent([]byte(tt.frame), &Subagent{Vendor: "v"}, "params", "update")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := SetSubagent([]byte(`{"params":{"update":{"_meta":{"acp-normalize":7}}}}`), &Subagent{Vendor: "v"}, "params", "update"); err == nil {
+		t.Fatal("a non-object _meta[Key] was overwritten")
+	}
+	got, err := SetParent([]byte(`{"params":{"toolCall":{}}}`), []byte(`"T\u0031"`), "params", "toolCall")
+	if err != nil || string(got) != `{"params":{"toolCall":{"_meta":{"acp-normalize":{"parentToolCallId":"T\u0031"}}}}}` {
+		t.Fatalf("SetParent = %s, %v", got, err)
+	}
+}
+
+// mirror is Subagent as encoding/json would write it: JSON must match it
+// byte for byte.
+type mirror struct {
+	Vendor         string                     `json:"vendor"`
+	ToolName       string                     `json:"toolName,omitempty"`
+	Description    *string                    `json:"description,omitempty"`
+	Prompt         *string                    `json:"prompt,omitempty"`
+	SubagentType   *string                    `json:"subagentType,omitempty"`
+	Model          *string                    `json:"model,omitempty"`
+	AgentID        *string                    `json:"agentId,omitempty"`
+	Background     *bool                      `json:"background,omitempty"`
+	Status         Status                     `json:"status,omitempty"`
+	DurationMs     json.RawMessage            `json:"durationMs,omitempty"`
+	ResultText     *string                    `json:"resultText,omitempty"`
+	TotalTokens    json.RawMessage            `json:"totalTokens,omitempty"`
+	ToolUseCount   json.RawMessage            `json:"toolUseCount,omitempty"`
+	OutputFile     *string                    `json:"outputFile,omitempty"`
+	ResolvedModel  *string                    `json:"resolvedModel,omitempty"`
+	Effort         *string                    `json:"effort,omitempty"`
+	Name           *string                    `json:"name,omitempty"`
+	ChildSessionID *string                    `json:"childSessionId,omitempty"`
+	Raw            map[string]json.RawMessage `json:"raw,omitempty"`
+}
+
+func FuzzSubagentJSON(f *testing.F) {
+	f.Add("cursor", "task", "count <files> & \u2028", "prompt\n\"x\"", "1", `{"b": [1, 2]}`, true, 3)
+	f.Add("", "", "", "", "", "", false, 0)
+	f.Fuzz(func(t *testing.T, vendor, tool, desc, prompt, num, raw string, bg bool, mask int) {
+		s := Subagent{Vendor: vendor, ToolName: tool, Status: StatusRunning}
+		if mask&1 != 0 {
+			s.Description, s.Prompt, s.Name = &desc, &prompt, &tool
+			s.Background = &bg
+		}
+		if json.Valid([]byte(num)) {
+			s.DurationMs = json.RawMessage(num)
+		}
+		if json.Valid([]byte(raw)) && mask&2 != 0 {
+			s.Raw = map[string]json.RawMessage{"z": json.RawMessage(raw), "a": json.RawMessage(`1`)}
+		}
+		want, err := rawjson.Marshal(mirror(s))
+		if err != nil {
+			t.Skip() // raw values encoding/json refuses
+		}
+		if got := s.JSON(); string(got) != string(want) {
+			t.Fatalf("JSON = %s\nencoding/json: %s", got, want)
+		}
+	})
+}
+
+func TestTitle(t *testing.T) {
+	long := "abcdefghij"
+	for range 3 {
+		long += long
+	}
+	tests := []struct{ name, desc, prompt, want string }{
+		{"description", "count files", "ignored", "Subagent: count files"},
+		{"prompt's first line", "", "  first line\nsecond", "Subagent: first line"},
+		{"cut at 80", "", long, "Subagent: " + long[:80]},
+		{"nothing", " ", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Title(tt.desc, tt.prompt); got != tt.want {
+				t.Fatalf("Title = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatusRank(t *testing.T) {
+	order := []Status{"", StatusPending, StatusRunning, StatusCompleted}
+	for i := 1; i < len(order); i++ {
+		if order[i].Rank() <= order[i-1].Rank() {
+			t.Fatalf("%q does not rank above %q", order[i], order[i-1])
+		}
+	}
+	for _, s := range []Status{StatusLaunched, StatusFailed, StatusCancelled} {
+		if s.Rank() != StatusCompleted.Rank() {
+			t.Fatalf("%q is not final", s)
+		}
+	}
+}

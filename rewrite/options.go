@@ -1,0 +1,175 @@
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OptionKind is the type of an option's value.
+type OptionKind uint8
+
+const (
+	// BoolOption is a switch, off by default: --name turns it on.
+	BoolOption OptionKind = iota
+	// StringOption takes a value: --name VALUE.
+	StringOption
+)
+
+// Option is a command-line option a module declares (or the kit shares
+// with every module, see SharedOptions). The command builds the flag, its
+// environment twin, the capture's recorded "options" and replay's
+// settings from these declarations; no option name is spelled outside the
+// module that reads it.
+type Option struct {
+	// Name is the flag name (--name): lower case letters, digits and '-'.
+	Name string
+	// Usage is the flag's one-line help.
+	Usage string
+	// Kind is the type of the value.
+	Kind OptionKind
+	// Default is a StringOption's value when it is not given.
+	Default string
+}
+
+// EnvVar is the option's environment twin: ACP_NORMALIZE_ and the name in
+// upper case with '_' for '-'.
+func (o Option) EnvVar() string {
+	return "ACP_NORMALIZE_" + strings.ToUpper(strings.ReplaceAll(o.Name, "-", "_"))
+}
+
+// ForwardUnknownVendorMethods is the name of the shared option that passes
+// vendor methods a module does not know to the client instead of
+// answering -32601 (rules C13, V7).
+const ForwardUnknownVendorMethods = "forward-unknown-vendor-methods"
+
+// SharedOptions are the options every module may read, whatever modules
+// are listed. They come first on the command line and in a capture.
+func SharedOptions() []Option {
+	return []Option{{
+		Name:  ForwardUnknownVendorMethods,
+		Usage: "pass unknown vendor methods (cursor/*) to the client instead of answering them with -32601",
+	}}
+}
+
+// AllOptions lists the shared options, then each module's, in module
+// order, without duplicates.
+func AllOptions(mods []Module) []Option {
+	all := SharedOptions()
+	for _, m := range mods {
+		for _, o := range m.Options {
+			if !slices.ContainsFunc(all, func(a Option) bool { return a.Name == o.Name }) {
+				all = append(all, o)
+			}
+		}
+	}
+	return all
+}
+
+// Settings are option values by name: "true" for a bool option that is
+// on, the value of a string option. A missing name is off or its default.
+type Settings map[string]string
+
+// Bool reports whether the bool option name is on.
+func (s Settings) Bool(name string) bool { return s[name] == "true" }
+
+// String returns the value of the string option name ("" when not set;
+// use Resolve to fill in defaults).
+func (s Settings) String(name string) string { return s[name] }
+
+// Resolve returns s with the default of every string option of opts that
+// s lacks, and without bool options that are off.
+func (s Settings) Resolve(opts []Option) Settings {
+	out := Settings{}
+	for _, o := range opts {
+		v, ok := s[o.Name]
+		switch {
+		case o.Kind == BoolOption && v == "true":
+			out[o.Name] = v
+		case o.Kind == StringOption && ok:
+			out[o.Name] = v
+		case o.Kind == StringOption && o.Default != "":
+			out[o.Name] = o.Default
+		}
+	}
+	return out
+}
+
+// Recorded lists the settings that differ from the defaults as a
+// capture's start event records them: the name of a bool option that is
+// on, "name=value" for a string option, in the order of opts.
+func (s Settings) Recorded(opts []Option) []string {
+	var out []string
+	for _, o := range opts {
+		v, ok := s[o.Name]
+		switch {
+		case !ok:
+		case o.Kind == BoolOption && v == "true":
+			out = append(out, o.Name)
+		case o.Kind == StringOption && v != o.Default:
+			out = append(out, o.Name+"="+v)
+		}
+	}
+	return out
+}
+
+// ParseRecorded reads a capture's recorded options (see Recorded) into
+// settings; an entry that names no option of opts is returned in unknown.
+func ParseRecorded(recorded []string, opts []Option) (s Settings, unknown []string) {
+	s = Settings{}
+	for _, r := range recorded {
+		name, value, hasValue := strings.Cut(r, "=")
+		i := slices.IndexFunc(opts, func(o Option) bool { return o.Name == name })
+		if i < 0 || (opts[i].Kind == BoolOption) == hasValue {
+			unknown = append(unknown, r)
+			continue
+		}
+		if !hasValue {
+			value = "true"
+		}
+		s[name] = value
+	}
+	return s, unknown
+}
+
+// Configure returns copies of mods whose rewriters see s in Env.Settings.
+func Configure(mods []Module, s Settings) []Module {
+	out := make([]Module, len(mods))
+	for i, m := range mods {
+		newRewriter := m.New
+		if newRewriter != nil {
+			m.New = func(env Env) Rewriter {
+				env.Settings = s
+				return newRewriter(env)
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// validateOptions checks that option names are valid and that no two
+// modules (or a module and the kit) declare the same one.
+func validateOptions(mods []Module) error {
+	var errs []error
+	owner := map[string]string{}
+	for _, o := range SharedOptions() {
+		owner[o.Name] = "the kit"
+	}
+	for _, m := range mods {
+		for _, o := range m.Options {
+			if !moduleName.MatchString(o.Name) {
+				errs = append(errs, fmt.Errorf("module %q: invalid option name %q", m.Name, o.Name))
+			}
+			if o.Usage == "" {
+				errs = append(errs, fmt.Errorf("module %q: option %q has no usage", m.Name, o.Name))
+			}
+			if prev, ok := owner[o.Name]; ok {
+				errs = append(errs, fmt.Errorf("module %q: option %q already declared by %s", m.Name, o.Name, prev))
+			}
+			owner[o.Name] = fmt.Sprintf("module %q", m.Name)
+		}
+	}
+	return errors.Join(errs...)
+}

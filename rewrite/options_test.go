@@ -1,0 +1,86 @@
+package rewrite
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestOptions(t *testing.T) {
+	mods := []Module{
+		{Name: "a", Options: []Option{{Name: "a-switch", Usage: "u"}, {Name: "a-name", Usage: "u", Kind: StringOption, Default: "x"}}},
+		{Name: "b", Options: []Option{{Name: "b-switch", Usage: "u"}}},
+	}
+	all := AllOptions(mods)
+	var names []string
+	for _, o := range all {
+		names = append(names, o.Name)
+	}
+	if want := []string{ForwardUnknownVendorMethods, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("AllOptions = %v, want %v", names, want)
+	}
+	if got := all[1].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
+		t.Fatalf("EnvVar = %q", got)
+	}
+	tests := []struct {
+		name     string
+		settings Settings
+		recorded []string
+	}{
+		{"defaults record nothing", Settings{"a-name": "x"}, nil},
+		{"switches on in option order", Settings{"b-switch": "true", ForwardUnknownVendorMethods: "true"}, []string{ForwardUnknownVendorMethods, "b-switch"}},
+		{"switch off is not recorded", Settings{"a-switch": "false"}, nil},
+		{"string value", Settings{"a-name": "y"}, []string{"a-name=y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.settings.Recorded(all)
+			if !reflect.DeepEqual(got, tt.recorded) {
+				t.Fatalf("Recorded = %q, want %q", got, tt.recorded)
+			}
+			back, unknown := ParseRecorded(got, all)
+			if len(unknown) > 0 {
+				t.Fatalf("ParseRecorded: unknown %q", unknown)
+			}
+			if !reflect.DeepEqual(back.Resolve(all), tt.settings.Resolve(all)) {
+				t.Fatalf("round trip: %v, want %v", back.Resolve(all), tt.settings.Resolve(all))
+			}
+		})
+	}
+	if _, unknown := ParseRecorded([]string{"nope", "a-switch=1", "a-name"}, all); len(unknown) != 3 {
+		t.Fatalf("unknown = %q, want all three", unknown)
+	}
+}
+
+func TestConfigure(t *testing.T) {
+	var seen Settings
+	m := Module{Name: "a", New: func(env Env) Rewriter { seen = env.Settings; return nil }}
+	mods := Configure([]Module{m}, Settings{"a-switch": "true"})
+	mods[0].New(Env{})
+	if !seen.Bool("a-switch") {
+		t.Fatalf("New saw %v", seen)
+	}
+}
+
+func TestValidateOptions(t *testing.T) {
+	mk := func(name string, opts ...Option) Module {
+		return Module{Name: name, Doc: "d", Triggers: []string{"x"}, New: func(Env) Rewriter { return nil }, Options: opts}
+	}
+	tests := []struct {
+		name string
+		mods []Module
+		ok   bool
+	}{
+		{"distinct", []Module{mk("a", Option{Name: "a-x", Usage: "u"}), mk("b", Option{Name: "b-x", Usage: "u"})}, true},
+		{"twice", []Module{mk("a", Option{Name: "x", Usage: "u"}), mk("b", Option{Name: "x", Usage: "u"})}, false},
+		{"shared name taken", []Module{mk("a", Option{Name: ForwardUnknownVendorMethods, Usage: "u"})}, false},
+		{"bad name", []Module{mk("a", Option{Name: "Bad", Usage: "u"})}, false},
+		{"no usage", []Module{mk("a", Option{Name: "a-x"})}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := Validate(tt.mods); (err == nil) != tt.ok {
+				t.Fatalf("Validate = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
