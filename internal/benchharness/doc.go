@@ -12,6 +12,7 @@
 //	floor:  client → cat           → agent → cat           → client
 //
 // so both have four pipe hops and the same agent. Elapsed time runs from
-// the client's first line to the last byte of the workload's sentinel
-// frame, so process start-up is not measured.
+// the client's first line, written once the agent's ready frame has come
+// through (start-up is not measured), to the last byte of the workload's
+// sentinel frame.
 package benchharness

@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -33,9 +34,14 @@ func argvs(v Variant, proxy string, agent []string) [][]string {
 	return [][]string{append(argv, agent...)}
 }
 
-// streamAgent waits for the client's first line, then writes file.
+// readyLine is the streaming agent's first frame: when the client has
+// read it, the relay and the agent are running, and the clock starts.
+const readyLine = `{"jsonrpc":"2.0","method":"bench/ready"}` + "\n"
+
+// streamAgent says it is ready, waits for the client's first line, then
+// writes file.
 func streamAgent(file string) []string {
-	return []string{"sh", "-c", `read -r line && exec cat "$0"`, file}
+	return []string{"sh", "-c", `printf '%s\n' "$1" && read -r line && exec cat "$0"`, file, strings.TrimSuffix(readyLine, "\n")}
 }
 
 // RunOnce runs w once through v.
@@ -55,6 +61,13 @@ func runStream(v Variant, proxy string, w Workload) (Sample, error) {
 		return Sample{}, err
 	}
 	var s Sample
+	// Start-up is not timed: the clock starts once the agent's first
+	// frame has come through the relay.
+	ready := make([]byte, len(readyLine))
+	if _, err := io.ReadFull(p.out, ready); err != nil || string(ready) != readyLine {
+		p.kill()
+		return s, fmt.Errorf("%s: no ready frame from the agent: %q, %v (%s)", v.Name, ready, err, p.stderr.Text())
+	}
 	buf := make([]byte, 256<<10)
 	var tail []byte // the last len(Sentinel) bytes read
 	start := time.Now()
