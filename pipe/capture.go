@@ -1,14 +1,12 @@
 package pipe
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
@@ -61,6 +59,10 @@ type Record struct {
 	// Signal names the signal of a "signal" event.
 	Signal string
 	Code   *int
+	// Dropped is the number of records a "dropped" event stands for: the
+	// records numbered just before it, which the capture writer could not
+	// keep (see CaptureWriter).
+	Dropped int64
 }
 
 // IsInput reports whether r is an input record.
@@ -102,6 +104,10 @@ func AppendRecord(dst []byte, r *Record) []byte {
 		if r.Code != nil {
 			dst = append(dst, `,"code":`...)
 			dst = strconv.AppendInt(dst, int64(*r.Code), 10)
+		}
+		if r.Dropped != 0 {
+			dst = append(dst, `,"dropped":`...)
+			dst = strconv.AppendInt(dst, r.Dropped, 10)
 		}
 	}
 	if r.Op != "" {
@@ -151,68 +157,6 @@ func appendJSON(dst []byte, v any) []byte {
 	return append(dst, b...)
 }
 
-// CaptureWriter writes capture records. It is safe for concurrent use and
-// numbers records in the order they are written. Frames are redacted
-// (rule R2) unless Raw is set, and frames that are not valid JSON are
-// written as text so the capture stays one JSON object per line.
-type CaptureWriter struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	buf []byte
-	seq int64
-	raw bool
-	now func() time.Time
-	err error
-}
-
-// NewCaptureWriter returns a CaptureWriter writing to w. With raw set,
-// secrets are not redacted.
-func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
-	return &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now}
-}
-
-// SetClock replaces the clock used for timestamps (for tests).
-func (c *CaptureWriter) SetClock(now func() time.Time) { c.now = now }
-
-// Write numbers, timestamps and writes r, and returns its sequence number.
-func (c *CaptureWriter) Write(r Record) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	r.Seq = c.seq
-	r.TS = c.now()
-	if r.Frame != nil {
-		if !c.raw {
-			r.Frame = Redact(r.Frame)
-		}
-		// Spliced into "frame", a frame would lose the whitespace around
-		// it when read back (and an invalid one would break the line):
-		// such frames are kept exactly as a "text" string instead.
-		if !Valid(r.Frame) || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
-			text := string(r.Frame)
-			r.Frame, r.Text = nil, &text
-		}
-	}
-	c.buf = AppendRecord(c.buf[:0], &r)
-	if c.err == nil {
-		_, c.err = c.w.Write(c.buf)
-	}
-	if cap(c.buf) > shrinkAbove {
-		c.buf = nil // one huge frame does not pin its size for the session
-	}
-	return r.Seq
-}
-
-// Flush writes out buffered records.
-func (c *CaptureWriter) Flush() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = c.w.Flush()
-	}
-	return c.err
-}
-
 // CaptureError reports a capture line that could not be read; reading goes
 // on with the next line.
 type CaptureError struct {
@@ -257,6 +201,7 @@ type captureLine struct {
 	IDToken   string          `json:"idToken"`
 	Signal    string          `json:"signal"`
 	Code      *int            `json:"code"`
+	Dropped   int64           `json:"dropped"`
 }
 
 // Next returns the next record. A malformed line yields a *CaptureError and
@@ -296,7 +241,7 @@ func parseCaptureLine(b []byte) (Record, error) {
 	switch {
 	case l.Event != "":
 		r.Event, r.Version, r.Argv, r.Modules, r.Code = l.Event, l.Version, l.Agent, l.Modules, l.Code
-		r.NonJSON, r.Options, r.Signal, r.IDToken = l.NonJSON, l.Options, l.Signal, l.IDToken
+		r.NonJSON, r.Options, r.Signal, r.IDToken, r.Dropped = l.NonJSON, l.Options, l.Signal, l.IDToken, l.Dropped
 		return r, nil
 	case l.Op != "":
 		to, ok := ParseSide(l.To)

@@ -2,7 +2,10 @@
 // at a frame's envelope that never decodes params or result, a frame writer
 // that batches bursts and flushes when its reader goes idle, a small
 // allocation-free JSON scanner for finding values inside a frame, and the
-// capture (recording) format of rule R1 with the redaction of rule R2.
+// capture (recording) format of rule R1 with the redaction of rule R2: a
+// capture writer that never makes the relay wait for its disk (a bounded
+// queue and a goroutine of its own), a one-pass redactor for JSON frames
+// (any depth, linear time) and one for text that is not JSON.
 //
 // Nothing here knows about ACP methods or vendors; that is package rewrite
 // and its vendor modules.

@@ -6,49 +6,53 @@ import (
 	"testing"
 )
 
-var validCases = []string{
-	``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `[,1]`, `{"a" 1}`, `{1:2}`, `{"a":1}}`, `[[]`, `"\u00e9"`,
-	`"\u00g9"`, `"\x"`, "\"a\tb\"", "\"\xff\xfe\"", `-0`, `-`, `01`, `1.`, `1.5e`, `1.5e+3`, `1E-0`, `.5`,
-	`true`, `tru`, `nul`, `null `, ` null x`, `{"a":[1,{"b":null}],"c":"\"\\\/\b\f\n\r\t"}`, `[1 2]`, `{"a":1 "b":2}`,
-	"\n\t\r {\n} \n", `"unterminated`, `"ends in backslash\`, `{"a":}`, `[-]`, `[1e5,-0.0,2E+9]`,
-	strings.Repeat("[", 10000) + strings.Repeat("]", 10000), strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
-	strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
-}
-
-func TestValidAgreesWithEncodingJSON(t *testing.T) {
-	for _, c := range validCases {
-		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("Valid(%.60q) = %v, encoding/json says %v", c, got, want)
-		}
+func TestValidJSON(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     bool
+	}{
+		{"object", `{"a":[1,-2.5e+3,true,false,null,"x\u00e9\n"],"b":{}}`, true},
+		{"spaces around", " \t\r\n[ ]\n", true},
+		{"empty", ``, false},
+		{"two values", `{} {}`, false},
+		{"trailing comma", `[1,]`, false},
+		{"leading zero", `01`, false},
+		{"bare minus", `-`, false},
+		{"dot without digits", `1.`, false},
+		{"exponent without digits", `1e+`, false},
+		{"control character in string", "\"a\tb\"", false},
+		{"bad escape", `"\x"`, false},
+		{"short unicode escape", `"\u12"`, false},
+		{"unterminated string", `"abc`, false},
+		{"invalid utf-8 accepted as json.Valid does", "\"\xff\"", true},
+		{"missing colon", `{"a" 1}`, false},
+		{"key not a string", `{1:2}`, false},
+		{"mismatched close", `[}`, false},
+		{"bad literal", `nul`, false},
+		{"deep at the limit", strings.Repeat("[", maxValidDepth) + strings.Repeat("]", maxValidDepth), true},
+		{"deeper than a capture line can hold", strings.Repeat("[", maxValidDepth+1) + strings.Repeat("]", maxValidDepth+1), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := validJSON([]byte(tt.in)); got != tt.want {
+				t.Fatalf("validJSON(%.40q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
-// FuzzValid: Valid is encoding/json's Valid.
-func FuzzValid(f *testing.F) {
-	for _, c := range validCases {
-		if len(c) < 200 {
-			f.Add([]byte(c))
-		}
+// FuzzValidJSON: validJSON agrees with encoding/json.Valid (below the
+// depth limit).
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,"\u00e9"]}`, `[`, `"\`, `-0.0E+1`, `{"a":}`, `[1 2]`, ` null `} {
+		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := Valid(b), json.Valid(b); got != want {
-			t.Fatalf("Valid(%q) = %v, encoding/json says %v", b, got, want)
+		if strings.Count(string(b), "[")+strings.Count(string(b), "{") >= maxValidDepth {
+			return
 		}
-	})
-}
-
-func BenchmarkValid(b *testing.B) {
-	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call_update","content":[{"type":"text","text":"` +
-		strings.Repeat(`file contents with \"quotes\", tabs\t and naïve text `, 20000) + `"}]}}}`)
-	b.SetBytes(int64(len(frame)))
-	b.Run("pipe", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			Valid(frame)
-		}
-	})
-	b.Run("encoding/json", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			json.Valid(frame)
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // NonJSONPolicy says what happens to a line that is not JSON (rule F2).
@@ -56,6 +60,9 @@ type RouterConfig struct {
 	// Capture, when set, receives every input frame and every output that
 	// differs from plain forwarding (rule R1).
 	Capture *pipe.CaptureWriter
+	// MaxHeldBytes caps the bytes all modules together hold for the
+	// connection (P6); table.DefaultBytes (64 MiB) when zero.
+	MaxHeldBytes int64
 	// IDToken makes the ids of the proxy's own requests unique to this
 	// proxy: "acp-normalize:TOKEN:N" (rule C12). Run sets a random one when
 	// it is empty; empty gives "acp-normalize:N" (replay of a capture made
@@ -110,6 +117,11 @@ type Router struct {
 	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
 	initIDs   map[string]struct{}     // idKeys of client initialize requests
 	closed    bool
+	// inner has a bit for each module an acp-normalize proxy behind this
+	// one already applies (it advertised them in its initialize result):
+	// such a module is off here, so nested proxies neither repeat its work
+	// nor overwrite its snapshots with less than the inner one knew.
+	inner uint64
 }
 
 // scan returns the modules a frame triggers and whether it may answer a
@@ -142,9 +154,13 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		idPrefix:  proxyIDPrefix(cfg.IDToken),
 	}
 	names := make([]string, 0, len(cfg.Modules))
+	// One byte budget for the connection: every module's held state
+	// together stays under it (P6).
+	budget := table.NewBudget(cfg.MaxHeldBytes)
 	for _, m := range cfg.Modules {
 		lg := cfg.Logger.With("module", m.Name)
-		r.mods = append(r.mods, &attached{mod: m, rw: m.New(rewrite.Env{Logger: lg}), logger: lg, warned: map[string]bool{}})
+		rw := m.New(rewrite.Env{Logger: lg, Budget: budget})
+		r.mods = append(r.mods, &attached{mod: m, rw: rw, logger: lg, warned: map[string]bool{}})
 		names = append(names, m.Name)
 	}
 	advert, err := rewrite.Marshal(map[string]any{"version": cfg.Version, "modules": names})
@@ -253,12 +269,45 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	if !bytes.Contains(raw, []byte(`"result"`)) {
 		return raw, false
 	}
-	adv, err := rewrite.Set(raw, r.advert, "result", "agentCapabilities", "_meta", "acp-normalize")
+	advert := r.advert
+	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
+		advert = r.nested(prev)
+	}
+	adv, err := rewrite.Set(raw, advert, "result", "agentCapabilities", "_meta", meta.Key)
 	if err != nil {
 		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
 		return raw, false
 	}
 	return adv, true
+}
+
+// nested handles an agent that is itself an acp-normalize proxy: prev is
+// the advertisement in its initialize result. The modules it lists are
+// turned off here, and the advertisement this proxy writes lists the
+// inner proxy's modules and then this one's other modules. r.mu must be
+// held.
+func (r *Router) nested(prev []byte) []byte {
+	var ad struct {
+		Modules []string `json:"modules"`
+	}
+	if err := json.Unmarshal(prev, &ad); err != nil {
+		r.log.Warn("the agent's acp-normalize advertisement is unreadable; modules stay on", "rule", "M", "err", err)
+		return r.advert
+	}
+	names := slices.Clone(ad.Modules)
+	for i, m := range r.mods {
+		if slices.Contains(ad.Modules, m.mod.Name) {
+			r.inner |= 1 << i
+		} else {
+			names = append(names, m.mod.Name)
+		}
+	}
+	r.log.Info("the agent is behind another acp-normalize; the modules it applies are off here", "modules", ad.Modules)
+	advert, err := rewrite.Marshal(map[string]any{"version": r.cfg.Version, "modules": names})
+	if err != nil {
+		return r.advert
+	}
+	return advert
 }
 
 // trackClientRequest remembers a client request until the agent answers
@@ -282,9 +331,10 @@ func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replac
 	var outs []moduleOutput
 	from, seq := f.From, f.Seq
 	stale := replaced // triggers are checked on the frame as it now is
+	matched &^= r.inner
 	for i, m := range r.mods {
 		if stale {
-			matched = r.triggers.Match(cur) & modulesMask
+			matched = r.triggers.Match(cur) & modulesMask &^ r.inner
 			f.Reset(from, cur, seq)
 			stale = false
 		}

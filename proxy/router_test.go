@@ -429,3 +429,36 @@ func TestRouterResponseTrackingWithAndWithoutModules(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterNestedProxy: an agent that is itself acp-normalize (its
+// initialize result carries the advertisement) keeps the modules it
+// applies; this proxy turns those off and advertises both lists (M,
+// nested proxies). A module the inner proxy lacks stays on.
+func TestRouterNestedProxy(t *testing.T) {
+	const (
+		initReq   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`
+		replaceIn = `{"jsonrpc":"2.0","method":"test/replace","params":{"x":1}}`
+	)
+	tests := []struct {
+		name, inner, advert string
+		replaced            bool
+	}{
+		{"inner applies the module", `{"version":"1.0.0","modules":["test","claude"]}`, `{"modules":["test","claude"],"version":"9.9.9"}`, false},
+		{"inner lacks the module", `{"version":"1.0.0","modules":["claude"]}`, `{"modules":["claude","test"],"version":"9.9.9"}`, true},
+		{"unreadable advertisement", `7`, `{"modules":["test"],"version":"9.9.9"}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newTestRouter(t, nil, nil)
+			r.Handle(C, []byte(initReq), nil)
+			res := `{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{"_meta":{"acp-normalize":` + tt.inner + `}}}}`
+			want := `{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{"_meta":{"acp-normalize":` + tt.advert + `}}}}`
+			runSteps(t, r, []step{{A, res, []string{"client replace " + want}}})
+			wantFrame := "client forward " + replaceIn
+			if tt.replaced {
+				wantFrame = `client replace {"jsonrpc":"2.0","method":"test/replace","params":{"x":"replaced"}}`
+			}
+			runSteps(t, r, []step{{A, replaceIn, []string{wantFrame}}})
+		})
+	}
+}

@@ -508,12 +508,11 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 			run = nil
 		}
 	}
+	// The capture is not flushed here: its writer flushes by itself, and
+	// waiting for its disk would make the session wait (R1).
 	rd.OnFill(func() {
 		writeRun()
 		c.flush(to)
-		if c.cfg.Router.Capture != nil {
-			_ = c.cfg.Router.Capture.Flush()
-		}
 	})
 	var outs []Out
 	for {

@@ -4,7 +4,15 @@
 //   - rawjson: the raw-JSON helpers (lookup, string decode, splice);
 //   - meta: the _meta["acp-normalize"] writers and the Subagent snapshot;
 //   - table: capped per-connection state (entries and bytes, rule P6);
-//   - rewritetest: golden harness, log recorder, ACP schema check.
+//   - rewritetest: golden harness, log recorder, ACP schema check;
+//   - launch: the state of subagent launch calls that are one ACP tool
+//     call (snapshot, forward-only status, V3 titles, the V5 update);
+//   - moduletest: modules run through a real Router, golden cases and
+//     real recordings (it imports the proxy, which rewritetest cannot).
+//
+// Here too: StandardMethods (the ACP schema's method names, checked
+// against ../shared/acp-schema), Module.UnknownMethods (a trigger for
+// methods outside it, rule V7) and RefuseMethod (the C13/V7 answer).
 //
 // A Module is a value: a name, a one-line doc, the trigger byte strings that
 // select the frames it wants, the options it reads, the vendor methods it

@@ -25,6 +25,13 @@ type Module struct {
 	// Options are the module's own command-line options; the module reads
 	// them (and the SharedOptions) from Env.Settings in New.
 	Options []Option
+	// UnknownMethods, when set, also hands the module every frame with a
+	// "method" string that is neither an ACP schema method
+	// (StandardMethods) nor '_'-prefixed, decided by the trigger scan at
+	// the cost of one lookup per "method" key, so that standard frames
+	// (session/update) still skip the module undecoded (rules C13, V7).
+	// The member may be nested: the module checks the frame's own method.
+	UnknownMethods bool
 	// VendorMethods are the non-standard methods the module handles, as
 	// the vendor spells them (a trailing '*' matches any suffix), so that
 	// tools such as the replay timeline can name them without a list of
@@ -78,7 +85,7 @@ func Validate(mods []Module) error {
 		if m.Doc == "" {
 			errs = append(errs, fmt.Errorf("module %q: no doc", m.Name))
 		}
-		if len(m.Triggers) == 0 {
+		if len(m.Triggers) == 0 && !m.UnknownMethods {
 			errs = append(errs, fmt.Errorf("module %q: no triggers", m.Name))
 		}
 		for _, t := range m.Triggers {

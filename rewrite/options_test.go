@@ -15,10 +15,10 @@ func TestOptions(t *testing.T) {
 	for _, o := range all {
 		names = append(names, o.Name)
 	}
-	if want := []string{ForwardUnknownVendorMethods, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
+	if want := []string{ForwardUnknownVendorMethods, VendorOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("AllOptions = %v, want %v", names, want)
 	}
-	if got := all[1].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
+	if got := all[2].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
 		t.Fatalf("EnvVar = %q", got)
 	}
 	tests := []struct {
@@ -30,6 +30,7 @@ func TestOptions(t *testing.T) {
 		{"switches on in option order", Settings{"b-switch": "true", ForwardUnknownVendorMethods: "true"}, []string{ForwardUnknownVendorMethods, "b-switch"}},
 		{"switch off is not recorded", Settings{"a-switch": "false"}, nil},
 		{"string value", Settings{"a-name": "y"}, []string{"a-name=y"}},
+		{"vendor (V1)", Settings{VendorOption: "codex"}, []string{"vendor=codex"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,25 +20,46 @@ type TriggerIndex struct {
 	// group maps the two bytes after a quote to 1 + the index in groups
 	// of the quoted triggers opening with them; 0 is none. A table, not a
 	// map: it is consulted at every quote of every frame.
-	group   [1 << 16]uint8
-	groups  [][]trigger
-	all     uint64 // the bits of every module with a trigger
-	longest int    // length of the longest quoted trigger
+	group  [1 << 16]uint8
+	groups [][]trigger
+	all    uint64 // the bits of every module with a trigger
+	// std are the standard methods, for the modules that asked for
+	// unknown methods (Module.UnknownMethods).
+	std methodSet
+	// longest is the length of the longest quoted trigger.
+	longest int
+	// hasMethod: the method trigger is indexed (it reads past its end).
+	hasMethod bool
 }
 
 type trigger struct {
 	pat []byte
-	bit uint64
+	bit uint64 // the modules it triggers (several for the method trigger)
+	// method marks the "method" trigger of Module.UnknownMethods: it
+	// matches only when the string after it is an unknown method.
+	method bool
 }
+
+// methodKey is the trigger of Module.UnknownMethods.
+const methodKey = `"method"`
 
 // NewTriggerIndex indexes the triggers of mods; module i is bit i of
 // Match's result. At most 64 modules, and less the bits given to Add.
 func NewTriggerIndex(mods []Module) *TriggerIndex {
 	x := &TriggerIndex{}
+	var unknown uint64
 	for i, m := range mods {
 		for _, t := range m.Triggers {
 			x.Add(t, uint(i))
 		}
+		if m.UnknownMethods && i < 64 {
+			unknown |= 1 << i
+		}
+	}
+	if unknown != 0 {
+		x.std = newMethodSet()
+		x.all |= unknown
+		x.addQuoted(trigger{pat: []byte(methodKey), bit: unknown, method: true})
 	}
 	return x
 }
@@ -56,8 +77,15 @@ func (x *TriggerIndex) Add(t string, n uint) {
 		x.plain = append(x.plain, tr)
 		return
 	}
-	x.longest = max(x.longest, len(t))
-	key := uint16(t[1])<<8 | uint16(t[2])
+	x.addQuoted(tr)
+}
+
+// addQuoted indexes a trigger that starts with a quote and has at least
+// three bytes.
+func (x *TriggerIndex) addQuoted(tr trigger) {
+	x.longest = max(x.longest, len(tr.pat))
+	x.hasMethod = x.hasMethod || tr.method
+	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
 	if x.group[key] == 0 {
 		if len(x.groups) == 255 {
 			x.plain = append(x.plain, tr) // table full: checked the slow way
@@ -100,10 +128,43 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
 			continue
 		}
 		for _, t := range x.groups[g-1] {
-			if mask&t.bit == 0 && bytes.HasPrefix(frame[i:], t.pat) {
+			if mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
+				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
 				mask |= t.bit
 			}
 		}
 	}
 	return mask
+}
+
+// unknownMethodAt reports whether rest, the bytes after a "method" key,
+// holds ": <string>" whose string is an unknown method (see
+// Module.UnknownMethods). A string with an escape counts as unknown: the
+// module decodes it. A "method" that is no key, or whose value is no
+// string, is none.
+func (x *TriggerIndex) unknownMethodAt(rest []byte) bool {
+	i := skipSpace(rest, 0)
+	if i >= len(rest) || rest[i] != ':' {
+		return false
+	}
+	i = skipSpace(rest, i+1)
+	if i >= len(rest) || rest[i] != '"' {
+		return false
+	}
+	body := rest[i+1:]
+	end := bytes.IndexByte(body, '"')
+	if end < 0 {
+		return false
+	}
+	if bytes.IndexByte(body[:end], '\\') >= 0 {
+		return true
+	}
+	return x.std.unknown(body[:end])
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }

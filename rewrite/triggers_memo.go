@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -29,6 +30,9 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
 	if len(x.plain) == 0 {
 		same = commonPrefix(frame, m.prefix[:m.n])
 		from = max(0, same-x.longest+1)
+		if x.hasMethod {
+			from = min(from, x.methodReadFrom(frame, same))
+		}
 	}
 	mask := x.matchFrom(frame, from)
 	if mask == 0 {
@@ -52,6 +56,40 @@ const memoKeep = 64
 
 // memoReseed: one untriggered frame in this many starts the memo over.
 const memoReseed = 64
+
+// methodReadFrom returns where the scan must start so that the method
+// trigger, which reads the method's value past its own end, is checked
+// again if that value reaches past the shared prefix (same bytes). Only
+// the last "method" key of the prefix can: an earlier one's string value
+// closes before the next unescaped quote.
+func (x *TriggerIndex) methodReadFrom(frame []byte, same int) int {
+	q := bytes.LastIndex(frame[:same], []byte(methodKey))
+	if q < 0 {
+		return same
+	}
+	rest := frame[q+len(methodKey):]
+	if q+len(methodKey)+methodReadLen(rest) <= same {
+		return same
+	}
+	return q
+}
+
+// methodReadLen returns how many bytes of rest unknownMethodAt examines.
+func methodReadLen(rest []byte) int {
+	i := skipSpace(rest, 0)
+	if i >= len(rest) || rest[i] != ':' {
+		return min(i+1, len(rest))
+	}
+	i = skipSpace(rest, i+1)
+	if i >= len(rest) || rest[i] != '"' {
+		return min(i+1, len(rest))
+	}
+	end := bytes.IndexByte(rest[i+1:], '"')
+	if end < 0 {
+		return len(rest)
+	}
+	return i + 1 + end + 1
+}
 
 // commonPrefix returns the length of the longest common prefix of a and b.
 func commonPrefix(a, b []byte) int {

@@ -51,7 +51,9 @@ func FuzzTriggerMemo(f *testing.F) {
 		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"session/prompt"`, `"error"`},
 		[]string{`"claudeCode"`, `"session/close"`, `"id"`},
 	)
+	mods[1].UnknownMethods = true
 	x := NewTriggerIndex(mods)
+	f.Add([]byte(`{"method":"session/request_permission","p":1}` + "\n" + `{"method":"session/request_permissionX","p":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var m TriggerMemo
 		for _, frame := range bytes.Split(in, []byte("\n")) {
@@ -85,4 +87,28 @@ func BenchmarkTriggerMemo(b *testing.B) {
 			x.MatchMemo(frames[i%len(frames)], &m)
 		}
 	})
+}
+
+// TestTriggerMemoMethod: the method trigger reads the method's value, so
+// a value that reaches past the shared prefix is checked again.
+func TestTriggerMemoMethod(t *testing.T) {
+	mods := triggerModules([]string{`"tool_call"`, `"subagent_state_update"`}, nil)
+	mods[1].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	steps := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"standard method", `{"jsonrpc":"2.0","method":"session/request_permission","params":{}}`, 0},
+		{"unknown method sharing all but its last byte", `{"jsonrpc":"2.0","method":"session/request_permissionX","params":{}}`, 0b10},
+		{"standard again", `{"jsonrpc":"2.0","method":"session/request_permission","params":{"a":1}}`, 0},
+		{"cut short", `{"jsonrpc":"2.0","method":"session/request_permissio`, 0},
+	}
+	var m TriggerMemo
+	for _, s := range steps {
+		if got, want := x.MatchMemo([]byte(s.frame), &m), x.Match([]byte(s.frame)); got != s.want || want != s.want {
+			t.Fatalf("%s: MatchMemo = %b, Match = %b, want %b", s.name, got, want, s.want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 )
 
@@ -96,4 +97,70 @@ func containsTrigger(m Module, frame []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestTriggerIndexUnknownMethods pins the trigger of
+// Module.UnknownMethods (rule V7): standard and '_' methods never trigger,
+// whatever else the frame holds.
+func TestTriggerIndexUnknownMethods(t *testing.T) {
+	mods := triggerModules([]string{`"tool_call"`}, nil)
+	mods[1].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	tests := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"session/update skips", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk"}}}`, 0},
+		{"tool call: only its module", `{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}`, 0b01},
+		{"vendor request", `{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`, 0b10},
+		{"vendor notification with spaces", `{"jsonrpc": "2.0", "method" : "qwen/notify/session/mode-update"}`, 0b10},
+		{"underscore method", `{"id":2,"method":"_qwencode/start_turn"}`, 0},
+		{"escaped method is the module's to decode", `{"method":"session\/update"}`, 0b10},
+		{"nested method key", `{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`, 0b10},
+		{"method as a value", `{"method":"session/update","params":{"name":"method"}}`, 0},
+		{"method in text", `{"method":"session/update","params":{"text":"\"method\":\"x\""}}`, 0},
+		{"method not a string", `{"method":7}`, 0},
+		{"unterminated", `{"method":"craft`, 0},
+		{"response", `{"id":1,"result":{}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %02b, want %02b", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzTriggerIndexUnknownMethods checks the trigger of
+// Module.UnknownMethods against a regular expression: the module matches
+// when some "method" key holds a string that is neither standard nor
+// '_'-prefixed (an escape makes it unknown: the module decodes it).
+func FuzzTriggerIndexUnknownMethods(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`,
+		`{"method" : "craft/x"}`,
+		`{"method":"_a","x":"\"method\":\"b\""}`,
+		`{"method":"session\/update"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	mods := triggerModules(nil)
+	mods[0].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
+	std := NewMethodFilter()
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		want := uint64(0)
+		for i := range frame { // at every quote, as the index looks
+			m := re.FindSubmatch(frame[i:])
+			if m != nil && (bytes.IndexByte(m[1], '\\') >= 0 || std.Unknown(string(m[1]))) {
+				want = 1
+			}
+		}
+		if got := x.Match(frame); got != want {
+			t.Fatalf("Match(%q) = %b, the expression says %b", frame, got, want)
+		}
+	})
 }

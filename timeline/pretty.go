@@ -83,15 +83,27 @@ func (t *Pretty) Step(s *proxy.Step) error {
 	case proxy.StepStderr:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
-	case proxy.StepEvent, proxy.StepEnd:
-		if s.Kind == proxy.StepEnd && len(s.Outs) == 0 {
-			break
-		}
+	case proxy.StepEvent:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+endLabel(s)))
 		t.changeLines(s)
+	case proxy.StepEnd:
+		t.endRun()
+		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+cutOffLabel(s)))
+		t.changeLines(s)
 	}
 	return t.flush()
+}
+
+// cutOffLabel describes the end of a capture that has no exit record:
+// the proxy did not get to write one (it was killed), or the capture was
+// cut. What the modules said when replayed as the client leaving follows.
+func cutOffLabel(s *proxy.Step) string {
+	label := "capture ends here (no exit record: the proxy was killed?)"
+	if len(s.Outs) > 0 {
+		label += "; replayed as " + endLabel(s)
+	}
+	return label
 }
 
 // collapsible reports whether s is an unchanged chunk that may join a run.

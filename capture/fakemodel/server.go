@@ -66,6 +66,8 @@ func (s *Server) routes() []route {
 		{"POST /chat/completions", s.chatCompletions},
 		{"GET /v1/models", s.chatModels},
 		{"GET /models", s.chatModels},
+		{"POST /v1/responses", s.responses},
+		{"POST /v1beta/models/{call}", s.geminiModels},
 	}
 }
 

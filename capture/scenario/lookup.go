@@ -15,6 +15,8 @@ func vendors() map[string]vendorScenarios {
 		"qwen":     qwen,
 		"opencode": opencode,
 		"claude":   claude,
+		"codex":    codex,
+		"gemini":   gemini,
 	}
 }
 

@@ -206,7 +206,7 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: l, TimeFormat: time.TimeOnly, NoColor: true})), nil
+	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: l, TimeFormat: time.TimeOnly, NoColor: true})), nil
 }
 
 // agentEnv builds the agent's whole environment: PATH and --pass-env

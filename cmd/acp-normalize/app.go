@@ -176,16 +176,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	var capture *pipe.CaptureWriter
 	var captureFile *os.File
 	if path := c.String("record"); path != "" {
-		captureFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-		if err != nil {
+		f, err := openRecord(path)
+		switch {
+		case errors.Is(err, errRecordSymlink):
+			// Recording is a debugging aid: a refused file never
+			// keeps the session from starting.
+			logger.Error("--record: not recording, the session runs without recording", "err", err)
+		case err != nil:
 			return exitUsage, usageError("--record: %v", err)
+		default:
+			captureFile = f
+			capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
 		}
-		// A file that existed keeps its mode on open: make it private (R1).
-		if err := captureFile.Chmod(0o600); err != nil {
-			_ = captureFile.Close()
-			return exitFailure, &exitError{code: exitFailure, err: fmt.Errorf("--record: %w", err)}
-		}
-		capture = pipe.NewCaptureWriter(captureFile, c.Bool("record-raw"))
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -215,6 +217,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
 			code = codeAfterLostCapture(code)
 		}
+		reportDropped(logger, c.String("record"), capture)
 	}
 	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
 		// The agent exists but cannot be run (a bad #! line, an empty
@@ -227,10 +230,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	return code, nil
 }
 
-// finishCapture writes out what the capture buffers and closes its file;
-// an error means the recording is incomplete.
+// finishCapture writes out what the capture still queues, stops its
+// writer and closes its file; an error means the recording is incomplete.
 func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
-	return errors.Join(capture.Flush(), f.Close())
+	return errors.Join(capture.Close(), f.Close())
 }
 
 // codeAfterLostCapture is the exit code when the recording was lost: a

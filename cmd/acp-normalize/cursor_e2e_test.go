@@ -207,12 +207,11 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	}
 	args := []string{"--log-level", "debug", "--"}
 	if nested {
-		// The outer proxy runs no module: a cursor module in both would
-		// re-snapshot the inner one's subagent frames without the fields
-		// only the (consumed) cursor/task had, which is the vendor
-		// module's business, not C12's. The outer proxy's own-id handling
-		// does not depend on modules.
-		args = []string{"--log-level", "debug", "--modules", "none", "--", bin, "--log-level", "debug", "--"}
+		// Both proxies run every module: the outer one sees the inner
+		// one's advertisement and leaves its modules' work alone, so the
+		// fields only the (consumed) cursor/task had still reach the
+		// client, and plan approval goes through both (C12).
+		args = []string{"--log-level", "debug", "--", bin, "--log-level", "debug", "--"}
 	}
 	cmd := exec.Command(bin, append(args, self, "-test.run=^TestCursorFakeAgent$")...)
 	cmd.Env = append(append(os.Environ(), cursorFakeAgentEnv+"=1"), env...)
@@ -250,11 +249,14 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	}()
 
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
-	advert := `"acp-normalize":{"modules":["cursor","claude"]`
-	if nested {
-		advert = `"acp-normalize":{"modules":[]` // the outer proxy's
+	// The whole module list, also when nested: the inner proxy's modules
+	// are off in the outer one, which still lists them.
+	var names []string
+	for _, m := range allModules() {
+		names = append(names, m.Name)
 	}
-	c.until(`"id":0`, advert)
+	advertised, _ := json.Marshal(names)
+	c.until(`"id":0`, `"acp-normalize":{"modules":`+string(advertised))
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
 	c.until(`"id":1`, cursorSession)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + cursorSession + `","prompt":[{"type":"text","text":"count the go files"}]}}`)
@@ -266,6 +268,9 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 		}
 	}
 	c3 := c.until(`"model":"gpt-5.4-mini-medium"`)
+	if !bytes.Contains(c3, []byte(`"agentId":`)) {
+		t.Errorf("M: the snapshot lost cursor/task's agentId: %s", c3)
+	}
 	if bytes.Contains(c3, []byte(`"status":"completed","rawOutput"`)) || !bytes.Contains(c3, []byte(`"tool_call_update"`)) {
 		t.Errorf("C3: want a tool_call_update in place of cursor/task: %s", c3)
 	}

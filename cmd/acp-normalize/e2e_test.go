@@ -148,7 +148,7 @@ var trickyFrames = []string{
 	`{"jsonrpc":"2.0","method":"session/update","params":{"z":1,"a":2,"html":"<b>&amp;</b>","esc":"\u00e9\u2028\/","big":12345678901234567890123,"f":1.0e+2}}`,
 	`{ "id" : -5 , "jsonrpc" : "2.0" , "method" : "fs/read_text_file" , "params" : { } }`,
 	`{"jsonrpc":"2.0","id":"x\ny","result":{"dup":1,"dup":2}}`,
-	`{"jsonrpc":"2.0","id":null,"method":"weird/null-id"}`,
+	`{"jsonrpc":"2.0","id":null,"method":"_weird/null-id"}`,
 	`[{"jsonrpc":"2.0","method":"batch/one"},{"jsonrpc":"2.0","method":"batch/two"}]`,
 	`{"jsonrpc":"2.0","method":"session/update","params":{"text":"` + "caf\xc3\xa9 \xff invalid utf8" + `"}}`,
 }
@@ -198,16 +198,16 @@ func TestE2EOrder10kInterleaved(t *testing.T) {
 	go func() {
 		w := bufio.NewWriter(s.stdin)
 		for i := range n {
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"c","params":{"i":%d}}`+"\n", i)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"_c","params":{"i":%d}}`+"\n", i)
 		}
 		w.Flush()
 		s.stdin.Close()
 	}()
 	for i := range n {
-		if got, want := s.readLine(), fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i); got != want {
+		if got, want := s.readLine(), fmt.Sprintf(`{"jsonrpc":"2.0","method":"_n","params":{"i":%d}}`, i); got != want {
 			t.Fatalf("frame %d: got %s, want %s", 2*i, got, want)
 		}
-		if got, want := s.readLine(), fmt.Sprintf(`{"jsonrpc":"2.0","method":"c","params":{"i":%d}}`, i); got != want {
+		if got, want := s.readLine(), fmt.Sprintf(`{"jsonrpc":"2.0","method":"_c","params":{"i":%d}}`, i); got != want {
 			t.Fatalf("frame %d: got %s, want %s", 2*i+1, got, want)
 		}
 	}
@@ -297,7 +297,12 @@ func TestE2EPendingRequestsAnsweredWhenAgentDies(t *testing.T) {
 func TestE2EKillEscalation(t *testing.T) {
 	t.Parallel()
 	// F5: stdin EOF, grace, SIGTERM (ignored), grace, SIGKILL.
-	s := start(t, script(t, "ignore-term", "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
+	s := start(t, script(t, "ignore-term", `out {"jsonrpc":"2.0","method":"_test/ready"}`, "sleep 60s"), []string{"--kill-grace", "200ms", "--log-level", "debug"})
+	// The agent says it ignores SIGTERM before stdin closes: on a loaded
+	// machine the grace could otherwise run out before it got that far.
+	if l := s.readLine(); !strings.Contains(l, `_test/ready`) {
+		t.Fatalf("first line %q, want the agent's ready marker", l)
+	}
 	s.stdin.Close()
 	if code := s.wait(20 * time.Second); code != 128+9 {
 		t.Fatalf("exit code %d, want 137; stderr:\n%s", code, s.stderr.String())
@@ -411,7 +416,7 @@ func TestE2EStdoutCarriesOnlyFrames(t *testing.T) {
 	// has protocol frames only; logs and the agent's stderr go to stderr and
 	// the log file (F4).
 	logFile := filepath.Join(t.TempDir(), "proxy.log")
-	s := start(t, script(t, "err agent says hello on stderr", `out {"jsonrpc":"2.0","method":"x"}`, "out not json", "echo"),
+	s := start(t, script(t, "err agent says hello on stderr", `out {"jsonrpc":"2.0","method":"_x"}`, "out not json", "echo"),
 		[]string{"--log-level", "debug", "--log-file", logFile})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
 	s.stdin.Close()
@@ -586,9 +591,9 @@ func TestE2EGrandchildHoldingStdout(t *testing.T) {
 	// F6: a grandchild holds the agent's stdout open after the agent
 	// exited: after the grace the group is ended and the code mirrored.
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	s := start(t, script(t, "spawn-holding "+pidfile, `out {"jsonrpc":"2.0","method":"bye"}`, "exit 3"), []string{"--kill-grace", "500ms"})
+	s := start(t, script(t, "spawn-holding "+pidfile, `out {"jsonrpc":"2.0","method":"_bye"}`, "exit 3"), []string{"--kill-grace", "500ms"})
 	pids := readPids(t, pidfile)
-	if got := s.readLine(); got != `{"jsonrpc":"2.0","method":"bye"}` {
+	if got := s.readLine(); got != `{"jsonrpc":"2.0","method":"_bye"}` {
 		t.Fatalf("got %q", got)
 	}
 	if code := s.wait(20 * time.Second); code != 3 {

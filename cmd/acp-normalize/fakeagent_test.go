@@ -23,7 +23,7 @@ import (
 //	err <text>             write a line to stderr
 //	wait <substring>       read stdin until a line contains substring
 //	echo                   copy every remaining stdin line to stdout; at EOF go on
-//	interleave             like echo, but write {"method":"n","params":{"i":K}} before each
+//	interleave             like echo, but write {"method":"_n","params":{"i":K}} before each
 //	ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
 //	spawn <pidfile>        start a grandchild (sleep) and write both pids to pidfile
 //	spawn-holding <pidfile> the same, the grandchild holding stdout and stderr open
@@ -79,7 +79,7 @@ func fakeAgent(script string) int {
 				l, err := in.ReadString('\n')
 				if l != "" {
 					if cmd == "interleave" {
-						fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`+"\n", k)
+						fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"_n","params":{"i":%d}}`+"\n", k)
 						k++
 					}
 					out.WriteString(l)

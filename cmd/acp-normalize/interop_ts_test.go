@@ -280,7 +280,7 @@ func hasSnapshot(s tsSummary, vendor string, statuses ...string) bool {
 
 func TestInteropTSCaptures(t *testing.T) {
 	script := needNodeSDK(t)
-	captures := append(captureFiles(t, "cursor/*.jsonl"), captureFiles(t, "claude/*.jsonl")...)
+	captures := captureFiles(t, "*/*.jsonl")
 	if len(captures) == 0 {
 		t.Fatalf("no captures under %s", capturesRoot)
 	}
@@ -340,6 +340,10 @@ func TestInteropTSCaptures(t *testing.T) {
 				case vendor == "claude" && strings.HasPrefix(name, "flat-"):
 					if !hasSnapshot(s, "claude", "completed", "launched") {
 						t.Errorf("M/L3: no tool_call_update with a claude subagent snapshot (completed or launched) arrived: %v", s.Subagents)
+					}
+				case vendor == "qwen" || vendor == "opencode":
+					if !hasSnapshot(s, vendor, "completed", "launched", "failed") {
+						t.Errorf("M/V2: no tool_call_update with a %s subagent snapshot (completed, launched or failed) arrived: %v", vendor, s.Subagents)
 					}
 				}
 				if got := s.Updates["plan"]; got != facts.planFrames || len(s.Plans) != facts.planFrames {

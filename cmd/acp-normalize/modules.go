@@ -9,7 +9,12 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
+	"github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
+	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
 // allModules is the one place that lists the vendor modules, in the order
@@ -18,6 +23,11 @@ func allModules() []rewrite.Module {
 	return []rewrite.Module{
 		cursor.Module(cursor.Options{}),
 		claude.Module(claude.Config{}),
+		codex.Module(),
+		gemini.Module(),
+		qwen.Module(),
+		opencode.Module(),
+		methods.Module(), // last: vendor modules claim their own methods first (V7)
 	}
 }
 

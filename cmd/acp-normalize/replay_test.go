@@ -81,10 +81,10 @@ func TestReplayUnknownModule(t *testing.T) {
 
 // TestReplayStdin: "-" replays a capture from stdin.
 func TestReplayStdin(t *testing.T) {
-	in := `{"from":"agent","frame":{"jsonrpc":"2.0","method":"x","params":{ }}}` + "\n"
+	in := `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_x","params":{ }}}` + "\n"
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"acp-normalize", "replay", "--modules", "none", "-"}, strings.NewReader(in), &stdout, &stderr)
-	if code != 0 || stdout.String() != `{"to":"client","frame":{"jsonrpc":"2.0","method":"x","params":{ }}}`+"\n" {
+	if code != 0 || stdout.String() != `{"to":"client","frame":{"jsonrpc":"2.0","method":"_x","params":{ }}}`+"\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

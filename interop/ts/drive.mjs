@@ -266,6 +266,10 @@ async function main() {
       summary.elicitations.push({ message: params.message, content });
       return { action: "accept", content };
     })
+    // The recorded clients (Qwen, OpenCode) declare fs: the file's text
+    // does not matter to the check, only that a standard request is served.
+    .onRequest("fs/read_text_file", () => ({ content: "" }))
+    .onRequest("fs/write_text_file", () => ({}))
     .onRequest("*", ({ method }) => {
       if (method.startsWith("_")) summary.extensionMethods.push({ kind: "request", method });
       else errors.push({ source: "request", message: `agent request the client does not handle: ${method}` });

@@ -36,6 +36,13 @@ type call struct {
 
 	// raw keeps vendor values that no label could hold, by snapshot field.
 	raw map[string]json.RawMessage
+
+	// childSeen: a child frame arrived while the call was pending (L6).
+	childSeen bool
+	// handedBack: the adapter handed back the background subagent's
+	// report (L7), peerReport its handbackReportText.
+	handedBack bool
+	peerReport *string
 }
 
 // statusRank orders ACP tool call statuses so that the snapshot never goes
@@ -276,13 +283,15 @@ func (c *call) launchPending() bool {
 // order of the result frame and the toolResponse frame.
 func (c *call) status() string {
 	switch {
+	case c.handedBack:
+		return "completed" // L7
 	case c.asyncLaunched(), c.launchPending():
 		return "launched"
 	case c.acpStatus == "failed":
 		return "failed"
 	case c.acpStatus == "completed", c.trStatus != nil && *c.trStatus == "completed":
 		return "completed"
-	case c.acpStatus == "in_progress":
+	case c.acpStatus == "in_progress", c.acpStatus == "pending" && c.childSeen: // L6
 		return "running"
 	case c.acpStatus == "pending":
 		return "pending"
@@ -323,6 +332,8 @@ func (c *call) background() *bool {
 // shown (P4: never invent, never take back).
 func (c *call) resultText() *string {
 	switch {
+	case c.peerReport != nil: // L7
+		return c.peerReport
 	case c.handbackText != nil:
 		return c.handbackText
 	case c.trContentText != nil:
@@ -348,7 +359,7 @@ func (c *call) snapshot() *meta.Subagent {
 		Background:    c.background(),
 		Status:        meta.Status(c.status()),
 		DurationMs:    c.durationMs,
-		ResultText:    c.resultText(),
+		ResultText:    personText(c.resultText()), // L8
 		TotalTokens:   c.totalTokens,
 		ToolUseCount:  c.toolUseCount,
 		OutputFile:    c.outputFile,
@@ -380,7 +391,7 @@ func (c *call) bytes() int64 {
 	n := int64(64)
 	for _, p := range []*string{c.description, c.prompt, c.subagentType, c.model, c.effort, c.name,
 		c.completedText, c.trStatus, c.agentID, c.agentType, c.trSubagentType, c.resolvedModel,
-		c.outputFile, c.trContentText, c.handbackText} {
+		c.outputFile, c.trContentText, c.handbackText, c.peerReport} {
 		if p != nil {
 			n += int64(len(*p))
 		}

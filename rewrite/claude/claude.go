@@ -35,14 +35,16 @@ func Module(cfg Config) rewrite.Module {
 	}
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames (L1-L5)",
+		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames, running and background completion updates, person-readable resultText (L1-L8)",
 		// "claudeCode" is on every launch-call and subagent frame and on
 		// none of the main agent's ordinary text chunks (its informational
 		// notices carry _meta.claudeCode: they are scanned and forwarded
 		// unchanged); "session/close" drops a session's state (P6).
 		// Quoted, so that a mention inside a string (escaped as
 		// \"claudeCode\") does not match.
-		Triggers: []string{`"claudeCode"`, `"session/close"`},
+		// "handback" is on the usage_update that hands back a background
+		// subagent's report (L7), which carries no claudeCode.
+		Triggers: []string{`"claudeCode"`, `"session/close"`, `"handback"`},
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			budget := env.Budget
 			if budget == nil {
@@ -106,7 +108,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	cc, ok := rawjson.Lookup(update, "_meta", "claudeCode")
 	if !ok {
-		return rewrite.Verdict{}, nil // not Claude's: never touched
+		return r.handback(f, update) // L7; anything else is never touched
 	}
 	tag, _ := rawjson.LookupString(update, "sessionUpdate")
 	switch tag {
@@ -131,7 +133,25 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			snap = c.snapshot()
 		}
 	}
-	return annotate(f.Raw, snap, parent, hasParent, "params", "update")
+	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "update")
+	if err != nil || !hasParent {
+		return v, err
+	}
+	return r.afterChild(f, v, parent)
+}
+
+// afterChild adds the launch call's running update after a child frame
+// (L6), if it is the first child of a pending call.
+func (r *rewriter) afterChild(f *rewrite.Frame, v rewrite.Verdict, parent []byte) (rewrite.Verdict, error) {
+	session, _ := f.Lookup("params", "sessionId")
+	running, err := r.childFrame(session, parent)
+	if err != nil {
+		return v, err
+	}
+	if running != nil {
+		v.Send(pipe.Client, running)
+	}
+	return v, nil
 }
 
 // permissionRequest handles a session/request_permission: the marker and
@@ -162,7 +182,11 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	if c != nil {
 		snap = c.snapshot()
 	}
-	return annotate(f.Raw, snap, parent, hasParent, "params", "toolCall")
+	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "toolCall")
+	if err != nil || !hasParent {
+		return v, err
+	}
+	return r.afterChild(f, v, parent)
 }
 
 // parentOf returns the raw JSON string of claudeCode.parentToolUseId. A

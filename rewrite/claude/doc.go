@@ -1,5 +1,5 @@
 // Package claude is the vendor module for Claude's ACP adapter
-// (claude-agent-acp), rules L1-L5 of the contract.
+// (claude-agent-acp), rules L1-L8 of the contract.
 //
 // In flat mode (a client that does not declare clientCapabilities.subagents)
 // the adapter reports a subagent as an ordinary tool call named "Agent" or
@@ -23,9 +23,19 @@
 // subagent-session frames subagent_update and session_message pass through
 // untouched.
 //
+// The adapter never says a launch call is in progress: the first child
+// frame of a pending call makes it running, and the module sends the
+// client a tool_call_update for the launch call, with only its snapshot,
+// right after that child frame (L6). A background agent's report comes
+// back on a usage_update of the parent session (the adapter's hand-back,
+// _meta["_claude/origin"] kind "peer"); it completes that agent's launch
+// call by the same kind of update (L7). resultText is cleaned of Claude
+// Code's bookkeeping tags and trailer (L8).
+//
 // The module's trigger is the key "claudeCode", so frames without it (the
 // main agent's message chunks, most of the traffic) never reach it, plus
-// "session/close", on which the state of that session is dropped. State is
+// "session/close", on which the state of that session is dropped, and
+// "handback", the member of the hand-back's origin. State is
 // bounded (rule P6): at most Config.MaxCalls launch calls per connection,
 // the oldest dropped first.
 package claude

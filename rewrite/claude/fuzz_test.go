@@ -19,7 +19,8 @@ import (
 // connection's Rewriter, called directly so that a panic is not hidden by
 // the router's recovery. For every frame:
 //
-//   - it is never dropped and nothing is sent because of it;
+//   - it is never dropped, and what is sent because of it is only the
+//     launch call's update of L6/L7 (see checkLaunchUpdate);
 //   - a frame without "claudeCode" is never changed (P1);
 //   - a changed frame is valid JSON when the input was, and removing the
 //     "acp-normalize" member of the _meta it describes gives back the
@@ -40,14 +41,17 @@ func FuzzRewrite(f *testing.F) {
 			if !bytes.Equal(line, in) {
 				t.Fatalf("the module wrote into the frame's bytes")
 			}
-			if err != nil || v.Frame == nil {
-				if v.Drop || len(v.Out) > 0 || v.Frame != nil {
-					t.Fatalf("verdict %+v with error %v", v, err)
-				}
-				continue
+			if err != nil && (v.Drop || len(v.Out) > 0 || v.Frame != nil) {
+				t.Fatalf("verdict %+v with error %v", v, err)
 			}
-			if v.Drop || len(v.Out) > 0 {
-				t.Fatalf("frame dropped or outputs sent: %+v", v)
+			if v.Drop {
+				t.Fatalf("frame dropped: %+v", v)
+			}
+			for _, o := range v.Out {
+				checkLaunchUpdate(t, o)
+			}
+			if v.Frame == nil {
+				continue
 			}
 			if !bytes.Contains(in, []byte(`"claudeCode"`)) {
 				t.Fatalf("a frame without claudeCode was changed:\n%s\n%s", in, v.Frame)
@@ -123,4 +127,29 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		add(data)
 	}
 	return seeds
+}
+
+// checkLaunchUpdate checks a frame the module sends after a frame (L6,
+// L7): a session/update to the client whose update is a tool_call_update
+// with only toolCallId, sessionUpdate and _meta["acp-normalize"].subagent
+// (no ACP status, P4).
+func checkLaunchUpdate(t *testing.T, o rewrite.Output) {
+	t.Helper()
+	var f struct {
+		Method string `json:"method"`
+		Params struct {
+			SessionID string                     `json:"sessionId"`
+			Update    map[string]json.RawMessage `json:"update"`
+		} `json:"params"`
+	}
+	if o.To != pipe.Client || o.Request != nil || json.Unmarshal(o.Frame, &f) != nil || f.Method != "session/update" {
+		t.Fatalf("sent something else than a session/update to the client: %+v %s", o, o.Frame)
+	}
+	u := f.Params.Update
+	if len(u) != 3 || string(u["sessionUpdate"]) != `"tool_call_update"` || u["toolCallId"] == nil {
+		t.Fatalf("sent update is not toolCallId, sessionUpdate and _meta only: %s", o.Frame)
+	}
+	if _, ok := rawjson.Lookup(u["_meta"], "acp-normalize", "subagent"); !ok {
+		t.Fatalf("sent update has no snapshot: %s", o.Frame)
+	}
 }

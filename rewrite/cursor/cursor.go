@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
@@ -256,11 +254,7 @@ func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, e
 		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
 			"rule", "C13", "method", m)
 	}
-	v.DropFrame()
-	if id := f.ID(); id != nil {
-		v.Send(pipe.Agent, rewrite.ErrorResponse(id, jsonrpc2.CodeMethodNotFound, "method not found: "+m))
-	}
-	return v, nil
+	return rewrite.RefuseMethod(f, m), nil // the one C13/V7 answer, as the methods module's
 }
 
 // clientMessage follows the client's requests and notifications.

@@ -200,7 +200,7 @@ func TestHeldBytesCapped(t *testing.T) {
 	}
 	prompt := string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))
 	budget := int64(3*size + 32<<10) // three prompts and change
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{MaxBytes: budget})}})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, MaxHeldBytes: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,21 +31,25 @@ func parseTodos(raw []byte) (todos [][]byte, ok bool) {
 }
 
 // mergeTodos merges changed items into list by id (C8): an item with a
-// known id updates that item's members, any other item is appended.
+// known id updates that item's members (the last item with that id, when
+// the list repeats one), any other item is appended. The ids are indexed
+// once, so a merge costs time linear in the sizes of both lists.
 func mergeTodos(list, changed [][]byte) [][]byte {
 	out := append([][]byte(nil), list...)
+	last := make(map[string]int, len(out)) // id -> index of its last item
+	for i, old := range out {
+		if id := todoID(old); id != "" {
+			last[id] = i
+		}
+	}
 	for _, it := range changed {
 		id := todoID(it)
-		idx := -1
-		if id != "" {
-			for i, old := range out {
-				if todoID(old) == id {
-					idx = i
-				}
-			}
-		}
-		if idx < 0 {
+		idx, known := last[id]
+		if id == "" || !known {
 			out = append(out, it)
+			if id != "" {
+				last[id] = len(out) - 1
+			}
 			continue
 		}
 		merged := out[idx]

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// TestGoSDKClientRecordings is the second client of docs/compatibility.md:
+// every real recording of the agents identified by agentInfo (codex,
+// gemini, qwen, opencode) is served by `mock-agent` behind the proxy with
+// the full module list, and the Go SDK's client connection
+// (github.com/coder/acp-go-sdk) sends the recorded requests. The turn
+// ends with the recorded stop reason, the SDK decodes every frame without
+// logging an error (P3), the subagent snapshots it receives are the
+// recording's vendor's (M, V2), and no method outside ACP reaches it (V7).
+func TestGoSDKClientRecordings(t *testing.T) {
+	t.Setenv(envRunMain, "1") // the proxy passes its environment to the agent (F4)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, vendor := range []string{"codex", "gemini", "qwen", "opencode"} {
+		for _, capture := range captureFiles(t, vendor+"/*.jsonl") {
+			n++
+			abs, err := filepath.Abs(capture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run(vendor+"/"+strings.TrimSuffix(filepath.Base(capture), ".jsonl"), func(t *testing.T) {
+				t.Parallel()
+				goSDKSession(t, self, abs, vendor)
+			})
+		}
+	}
+	if n == 0 {
+		t.Fatal("no recordings")
+	}
+}
+
+// recordedClientRequests returns the client requests of a capture, in
+// order: method and raw params.
+func recordedClientRequests(t *testing.T, path string) [][2]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs [][2]string
+	for _, rec := range moduletest.ReadRecords(t, data) {
+		env := pipe.Peek(rec.Frame)
+		if rec.From == pipe.Client && env.Kind == pipe.Request {
+			params, _ := rawjson.Lookup(rec.Frame, "params")
+			reqs = append(reqs, [2]string{string(env.Method), string(params)})
+		}
+	}
+	return reqs
+}
+
+func goSDKSession(t *testing.T, self, capture, vendor string) {
+	toProxyR, toProxyW := io.Pipe()
+	fromProxyR, fromProxyW := io.Pipe()
+	var wire, stderr lockedBuffer
+	exited := make(chan int, 1)
+	go func() {
+		code, err := proxy.Run(proxy.Config{
+			Argv:        []string{self, "mock-agent", "--no-stderr", capture},
+			Router:      proxy.RouterConfig{Modules: allModules(), Version: version},
+			Stdin:       toProxyR,
+			Stdout:      fromProxyW,
+			AgentStderr: &stderr,
+			KillGrace:   5 * time.Second,
+		})
+		if err != nil {
+			t.Errorf("proxy.Run: %v", err)
+		}
+		_ = fromProxyW.Close()
+		exited <- code
+	}()
+	client := newRecordingClient()
+	conn := acp.NewClientSideConnection(client, toProxyW, io.TeeReader(fromProxyR, &wire))
+	logs := rewritetest.NewLogRecorder()
+	conn.SetLogger(logs.Logger())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var sessionID acp.SessionId
+	var stops []string
+	for _, r := range recordedClientRequests(t, capture) {
+		method, params := r[0], []byte(r[1])
+		var err error
+		switch method {
+		case "initialize":
+			var p acp.InitializeRequest
+			if err = json.Unmarshal(params, &p); err == nil {
+				_, err = conn.Initialize(ctx, p)
+			}
+		case "session/new":
+			var p acp.NewSessionRequest
+			if err = json.Unmarshal(params, &p); err == nil {
+				var res acp.NewSessionResponse
+				res, err = conn.NewSession(ctx, p)
+				sessionID = res.SessionId
+			}
+		case "session/set_mode":
+			var p acp.SetSessionModeRequest
+			if err = json.Unmarshal(params, &p); err == nil {
+				p.SessionId = sessionID
+				_, err = conn.SetSessionMode(ctx, p)
+			}
+		case "session/prompt":
+			var p acp.PromptRequest
+			if err = json.Unmarshal(params, &p); err == nil {
+				p.SessionId = sessionID
+				var res acp.PromptResponse
+				res, err = conn.Prompt(ctx, p)
+				stops = append(stops, string(res.StopReason))
+			}
+		default:
+			t.Fatalf("recorded client request %s: not driven by this test", method)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v (stderr: %s)", method, err, stderr.String())
+		}
+	}
+	_ = toProxyW.Close() // client EOF: the mock agent ends, then the proxy
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Errorf("proxy exit %d (stderr: %s)", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("proxy did not exit after client EOF (stderr: %s)", stderr.String())
+	}
+	want := readCaptureFacts(t, capture).stopReasons
+	if strings.Join(stops, ",") != strings.Join(want, ",") {
+		t.Errorf("stop reasons %v, want the recorded %v", stops, want)
+	}
+	for _, rec := range logs.Records() {
+		if rec.Level >= slog.LevelWarn {
+			t.Errorf("the Go SDK logged: %s %v", rec.Message, rec)
+		}
+	}
+	filter := newMethodCheck()
+	snapshots, native := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(wire.String()))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		frame := bytes.Clone(sc.Bytes())
+		if m := string(pipe.Peek(frame).Method); m != "" && filter(m) {
+			t.Errorf("V7: %s reached the Go SDK client", m)
+		}
+		if tag, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate"); tag == "subagent_update" {
+			native++ // the agent's own standard subagent sessions (V8)
+		}
+		if v, ok := rawjson.LookupString(moduletest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
+			snapshots++
+			if v != vendor {
+				t.Errorf("M: snapshot of vendor %q in a %s recording", v, vendor)
+			}
+		}
+	}
+	if snapshots == 0 && native == 0 {
+		t.Errorf("M/V2: the client got no %s subagent snapshot and no native subagent session", vendor)
+	}
+}
+
+// newMethodCheck reports methods no client may receive (V7).
+func newMethodCheck() func(string) bool {
+	f := rewrite.NewMethodFilter()
+	return f.Unknown
+}

@@ -1,0 +1,166 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestE2ERecordRefusesSymlink: --record never follows a symbolic link (R1):
+// the file it points to is neither truncated nor chmodded, a dangling
+// link's target is not created, the refusal is logged at error, and the
+// session runs without recording.
+func TestE2ERecordRefusesSymlink(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing bool // the link's target exists
+	}{
+		{"link to an existing file", true},
+		{"dangling link", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "victim")
+			if tt.existing {
+				if err := os.WriteFile(target, []byte("keep me\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := filepath.Join(dir, "capture.jsonl")
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			s := start(t, script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				[]string{"--record", link, "--modules", "none"})
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+			if got := s.readLine(); got != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` {
+				t.Fatalf("session did not run: got %q; stderr:\n%s", got, s.stderr)
+			}
+			s.stdin.Close()
+			if code := s.wait(20 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+			}
+			stderr := s.stderr.String()
+			if !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "symbolic link") || !strings.Contains(stderr, "without recording") {
+				t.Errorf("no error about the refused link on stderr:\n%s", stderr)
+			}
+			st, err := os.Lstat(target)
+			switch {
+			case !tt.existing && err == nil:
+				t.Fatal("the dangling link's target was created")
+			case !tt.existing:
+			case err != nil:
+				t.Fatal(err)
+			case st.Mode().Perm() != 0o644:
+				t.Errorf("target mode changed to %v", st.Mode().Perm())
+			default:
+				if data, _ := os.ReadFile(target); string(data) != "keep me\n" {
+					t.Errorf("target content changed to %q", data)
+				}
+			}
+			if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link itself was replaced: %v %v", st, err)
+			}
+		})
+	}
+}
+
+// TestE2ERecordingNeverStallsTheSession: a capture file nobody reads (a
+// FIFO whose reader is asleep: a stuck disk) does not stall the relay;
+// the capture is complete once it can be written (issue 8 item 5).
+func TestE2ERecordingNeverStallsTheSession(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "capture.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Opened for reading but not read until the session's frames are all
+	// through: the proxy's writes to it fill the pipe and then block.
+	rf, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	s := start(t, script(t, "echo"), []string{"--record", fifo, "--modules", "none"})
+	const n = 64
+	pad := strings.Repeat("x", 64<<10)
+	frame := func(i int) string {
+		return `{"jsonrpc":"2.0","method":"n","params":{"i":` + strconv.Itoa(i) + `,"pad":"` + pad + `"}}`
+	}
+	go func() {
+		for i := range n {
+			if _, err := io.WriteString(s.stdin, frame(i)+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	echoed := make(chan error, 1)
+	go func() {
+		for i := range n {
+			l, err := s.stdout.ReadString('\n')
+			if err != nil || l != frame(i)+"\n" {
+				echoed <- fmt.Errorf("frame %d: %v (%d bytes)", i, err, len(l))
+				return
+			}
+		}
+		echoed <- nil
+	}()
+	select {
+	case err := <-echoed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		t.Fatalf("the session stalled behind its capture; stderr:\n%s", s.stderr)
+	}
+	// Now the disk comes back: the whole capture arrives.
+	if err := syscall.SetNonblock(int(rf.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	captured := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(rf)
+		captured <- b
+	}()
+	s.stdin.Close()
+	if code := s.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+	}
+	capture := string(<-captured)
+	if got := strings.Count(capture, `"pad":"`); got != 2*n {
+		t.Errorf("capture has %d of %d frames", got, 2*n)
+	}
+	if !strings.Contains(capture, `"event":"exit","code":0`) || strings.Contains(capture, `"event":"dropped"`) {
+		t.Errorf("capture does not end with its exit record, or dropped records: %.300s", capture[max(0, len(capture)-300):])
+	}
+}
+
+// TestE2ERecordingLostIsReported: a capture that cannot be written (a full
+// disk) is reported at error when the session ends, and the session runs;
+// a session that otherwise succeeded exits 1.
+func TestE2ERecordingLostIsReported(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	s := start(t, script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+		[]string{"--record", "/dev/full", "--modules", "none"})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+	if got := s.readLine(); got != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` {
+		t.Fatalf("session did not run: got %q", got)
+	}
+	s.stdin.Close()
+	if code := s.wait(20 * time.Second); code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, s.stderr)
+	}
+	if stderr := s.stderr.String(); !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "recording is incomplete") {
+		t.Errorf("the lost capture is not reported at error:\n%s", stderr)
+	}
+}

@@ -1,0 +1,279 @@
+package pipe
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"sync"
+	"time"
+)
+
+// DefaultCaptureQueue is the default bound, in bytes, of the records a
+// CaptureWriter holds that are not written yet.
+const DefaultCaptureQueue = 64 << 20
+
+// recordOverhead is what a record counts against the queue bound besides
+// its frame or text.
+const recordOverhead = 128
+
+// CaptureWriter writes capture records (rule R1) without ever making its
+// caller wait for the disk: Write numbers and timestamps a record, copies
+// its bytes and queues it; a goroutine of the writer redacts it (rule R2,
+// unless raw), encodes it and writes it, and flushes whenever it has
+// written what was queued. A slow disk or a huge frame delays the capture,
+// never the relay.
+//
+// The queue is bounded in bytes: records up to DefaultCaptureQueue in
+// all, and besides them one record larger than that (a huge frame); the
+// writer holds one more such batch while it writes it. So the memory a
+// capture holds is at most about twice the bound plus twice the largest
+// frame. A record that does not fit is dropped, never waited for: it keeps its sequence number, and the
+// next record that fits is preceded by a "dropped" event whose count says
+// how many records are missing just before it ({"event":"dropped",
+// "dropped":N}), so a capture never loses records silently. Events (start,
+// exit, ...) are never dropped. Records are written in the order they were
+// numbered.
+//
+// Frames that are not valid JSON (or have spaces around them) are written
+// as text so the capture stays one JSON object per line; their secrets
+// are found with RedactText, as those of non-JSON lines and stderr lines.
+type CaptureWriter struct {
+	mu        sync.Mutex
+	changed   sync.Cond // queue, written or closed changed
+	queue     []Record
+	queued    int  // bytes held by the queue's records up to the bound
+	oversized bool // the queue holds a record larger than the bound
+	limit     int
+	seq       int64
+	gap       int64 // records dropped since the last record queued
+	dropped   int64 // records dropped in all
+	nQueued   int64 // records queued in all
+	written   int64 // of those, written and flushed (or given up on after an error)
+	raw       bool
+	now       func() time.Time
+	started   bool
+	closed    bool
+	done      chan struct{}
+	err       error // first write error
+
+	w *bufio.Writer // used by the writing goroutine only
+}
+
+// NewCaptureWriter returns a CaptureWriter writing to w. With raw set,
+// secrets are not redacted. Close it to write out what is queued.
+func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
+	c := &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now,
+		limit: DefaultCaptureQueue, done: make(chan struct{})}
+	c.changed.L = &c.mu
+	return c
+}
+
+// SetClock replaces the clock used for timestamps (for tests). Call it
+// before the first Write.
+func (c *CaptureWriter) SetClock(now func() time.Time) { c.now = now }
+
+// SetQueueLimit replaces the queue bound in bytes (DefaultCaptureQueue).
+// Call it before the first Write.
+func (c *CaptureWriter) SetQueueLimit(bytes int) { c.limit = bytes }
+
+// Write numbers, timestamps and queues r, and returns its sequence number.
+// It never waits for the disk. r's byte slices are copied: the caller may
+// reuse them once Write returns.
+func (c *CaptureWriter) Write(r Record) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	size := recordOverhead + len(r.Frame)
+	if r.Text != nil {
+		size += len(*r.Text)
+	}
+	if r.Stderr != nil {
+		size += len(*r.Stderr)
+	}
+	if c.closed || c.err != nil || (r.Event == "" && !c.fits(size)) {
+		c.seq++
+		if !c.closed && c.err == nil {
+			c.gap++
+			c.dropped++
+		}
+		return c.seq
+	}
+	now := c.now()
+	if c.gap > 0 {
+		c.seq++
+		c.enqueue(Record{Seq: c.seq, TS: now, Event: "dropped", Dropped: c.gap}, recordOverhead)
+		c.gap = 0
+	}
+	c.seq++
+	r.Seq, r.TS = c.seq, now
+	if r.Frame != nil {
+		r.Frame = bytes.Clone(r.Frame)
+	}
+	c.enqueue(r, size)
+	return r.Seq
+}
+
+// fits reports whether a record of size bytes may be queued: records up
+// to the bound in all, and besides them one record larger than the bound.
+func (c *CaptureWriter) fits(size int) bool {
+	if size > c.limit {
+		return !c.oversized
+	}
+	return c.queued+size <= c.limit
+}
+
+func (c *CaptureWriter) enqueue(r Record, size int) {
+	if !c.started {
+		c.started = true
+		go c.run()
+	}
+	c.queue = append(c.queue, r)
+	if size > c.limit {
+		c.oversized = true
+	} else {
+		c.queued += size
+	}
+	c.nQueued++
+	c.changed.Broadcast()
+}
+
+// Flush waits until every record queued so far is written and flushed,
+// and returns the first write error. It waits for the disk: the relay
+// never calls it (the writer flushes by itself).
+func (c *CaptureWriter) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	target := c.nQueued
+	for c.written < target {
+		c.changed.Wait()
+	}
+	return c.err
+}
+
+// Close writes a "dropped" event for records dropped at the end, waits
+// until everything queued is written and flushed, stops the writer and
+// returns the first write error. Later writes are ignored.
+func (c *CaptureWriter) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return c.err
+	}
+	if c.gap > 0 {
+		c.seq++
+		c.enqueue(Record{Seq: c.seq, TS: c.now(), Event: "dropped", Dropped: c.gap}, recordOverhead)
+		c.gap = 0
+	}
+	c.closed = true
+	c.changed.Broadcast()
+	started := c.started
+	c.mu.Unlock()
+	if started {
+		<-c.done
+	} else if err := c.w.Flush(); err != nil {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Dropped returns the number of records dropped because the queue was
+// full.
+func (c *CaptureWriter) Dropped() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
+}
+
+// run is the writing goroutine: it takes all queued records at once,
+// writes them, flushes, and reports them written.
+func (c *CaptureWriter) run() {
+	defer close(c.done)
+	var buf []byte
+	for {
+		c.mu.Lock()
+		for len(c.queue) == 0 && !c.closed {
+			c.changed.Wait()
+		}
+		batch := c.queue
+		if len(batch) == 0 { // closed and drained
+			c.mu.Unlock()
+			return
+		}
+		c.queue, c.queued, c.oversized = nil, 0, false
+		failed := c.err != nil
+		c.mu.Unlock()
+
+		var err error
+		if !failed {
+			for i := range batch {
+				if buf, err = c.writeRecord(buf, &batch[i]); err != nil {
+					break
+				}
+				batch[i] = Record{} // its bytes can go
+				if cap(buf) > shrinkAbove {
+					buf = nil // one huge record does not pin its size
+				}
+			}
+			if err == nil {
+				err = c.w.Flush()
+			}
+		}
+		c.mu.Lock()
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		c.written += int64(len(batch))
+		c.changed.Broadcast()
+		c.mu.Unlock()
+	}
+}
+
+// writeRecord redacts and encodes r and writes it; buf is scratch space.
+// A frame is written from its own bytes, not copied into buf.
+func (c *CaptureWriter) writeRecord(buf []byte, r *Record) ([]byte, error) {
+	if r.Frame != nil {
+		if !c.raw {
+			r.Frame = Redact(r.Frame)
+		}
+		// Spliced into "frame", a frame would lose the whitespace around
+		// it when read back (and an invalid one would break the line):
+		// such frames are kept exactly as a "text" string instead.
+		valid := validJSON(r.Frame)
+		if !valid || isSpace(r.Frame[0]) || isSpace(r.Frame[len(r.Frame)-1]) {
+			text := string(r.Frame)
+			if !valid && !c.raw {
+				text = RedactText(text)
+			}
+			r.Frame, r.Text = nil, &text
+		}
+	} else if !c.raw {
+		if r.Text != nil {
+			text := RedactText(*r.Text)
+			r.Text = &text
+		}
+		if r.Stderr != nil {
+			text := RedactText(*r.Stderr)
+			r.Stderr = &text
+		}
+	}
+	frame := r.Frame
+	r.Frame = nil
+	buf = AppendRecord(buf[:0], r)
+	if frame == nil {
+		_, err := c.w.Write(buf)
+		return buf, err
+	}
+	// The record without its frame ends with "}\n": the frame goes before.
+	buf = append(buf[:len(buf)-2], `,"frame":`...)
+	if _, err := c.w.Write(buf); err != nil {
+		return buf, err
+	}
+	if _, err := c.w.Write(frame); err != nil {
+		return buf, err
+	}
+	_, err := c.w.WriteString("}\n")
+	return buf, err
+}

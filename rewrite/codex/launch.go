@@ -1,0 +1,271 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
+
+// launchTitle is the title (and toolName) of Codex's launch calls.
+const launchTitle = "spawnAgent"
+
+// launch is what the module knows of one spawnAgent call.
+type launch struct {
+	snap meta.Subagent
+	// bareTitle: the vendor's latest title is only the tool's name;
+	// retitled: the client has been sent the V3 title since.
+	bareTitle, retitled bool
+}
+
+// update handles a session/update: a frame of a launch call gets the
+// snapshot (V2, V3, V6); another call's frame that carries the final state
+// of a launched child is followed by an update of the launch call (V5).
+func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	upd, ok := f.Lookup("params", "update")
+	if !ok {
+		return v, nil
+	}
+	tag, _ := rawjson.LookupString(upd, "sessionUpdate")
+	if tag != "tool_call" && tag != "tool_call_update" {
+		return v, nil
+	}
+	id, ok := rawjson.LookupString(upd, "toolCallId")
+	if !ok {
+		return v, nil
+	}
+	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
+	key := callKey{sid, id}
+	l, known := r.calls.Get(key)
+	title, hasTitle := rawjson.LookupString(upd, "title")
+	_, hasSender := rawjson.Lookup(upd, "rawInput", "senderThreadId")
+	startsLaunch := hasTitle && title == launchTitle && hasSender
+	switch {
+	case tag == "tool_call" && !startsLaunch:
+		// A new call under a known id is another call (ids are the
+		// model's call ids, unique per thread only).
+		if known {
+			r.calls.Delete(key)
+		}
+		return r.childEnd(f, sid, upd)
+	case tag == "tool_call" || (!known && startsLaunch):
+		l = &launch{snap: meta.Subagent{Vendor: Name, ToolName: launchTitle}}
+	case !known:
+		return r.childEnd(f, sid, upd)
+	}
+	l.observe(upd)
+	snap, err := meta.SubagentEdit(f.Raw, &l.snap, "params", "update")
+	if err != nil {
+		return v, rewrite.RuleErrorf("V2", "%w", err)
+	}
+	var edits []rawjson.Edit
+	if hasTitle {
+		l.bareTitle = title == launchTitle
+	}
+	// V3: on every frame that carries the bare title, and on the first
+	// frame after the text became known when the title came without it.
+	if t := meta.Title("", deref(l.snap.Prompt)); t != "" && l.bareTitle && (hasTitle || !l.retitled) {
+		edits = append(edits, rawjson.Edit{Path: []string{"params", "update", "title"}, Value: rawjson.Text(t)})
+		l.retitled = true
+	}
+	out, err := rawjson.SetAll(f.Raw, append(edits, snap)...)
+	if err != nil {
+		return v, rewrite.RuleErrorf("V2", "adding the snapshot and title: %w", err)
+	}
+	r.calls.Put(key, l)
+	v.Replace(out)
+	return v, nil
+}
+
+// observe accumulates what a launch-call frame says (V2): a field a later
+// frame leaves out or sends empty keeps its value.
+func (l *launch) observe(upd []byte) {
+	s := &l.snap
+	if raw, ok := rawjson.Lookup(upd, "rawInput"); ok {
+		setText(&s.Prompt, raw, "prompt")
+		setText(&s.Model, raw, "model")
+		setText(&s.Effort, raw, "reasoningEffort")
+		if ids, ok := rawjson.Lookup(raw, "receiverThreadIds"); ok {
+			_ = rawjson.Elements(ids, func(e []byte) bool {
+				if child, ok := rawjson.DecodeString(e); ok && child != "" {
+					s.AgentID = &child
+				}
+				return false // the first child is the one spawned
+			})
+		}
+		if s.AgentID != nil {
+			if state, ok := rawjson.Lookup(raw, "agentsStates", *s.AgentID); ok {
+				l.childState(state)
+			}
+		}
+	}
+	acp, _ := rawjson.LookupString(upd, "status")
+	switch acp {
+	case "pending":
+		advance(s, meta.StatusPending)
+	case "in_progress":
+		advance(s, meta.StatusRunning)
+	case "failed":
+		advance(s, meta.StatusFailed)
+	case "completed":
+		// The spawn call completes at once while the child goes on,
+		// unless the child's own state is already final (V6).
+		if s.Status.Rank() < 3 {
+			advance(s, meta.StatusLaunched)
+			background := true
+			s.Background = &background
+		}
+	}
+}
+
+// childState applies one agentsStates entry, {status, message}, of the
+// launch's child; it reports whether the snapshot changed.
+func (l *launch) childState(state []byte) bool {
+	s := &l.snap
+	if final(s.Status) {
+		return false // a final status is never replaced (P4)
+	}
+	changed := false
+	status, ok := rawjson.LookupString(state, "status")
+	if ok && status != "" {
+		raw := rawjson.Text(status)
+		if !bytes.Equal(s.Raw["agentStatus"], raw) {
+			if s.Raw == nil {
+				s.Raw = map[string]json.RawMessage{}
+			}
+			s.Raw["agentStatus"] = raw
+			changed = true
+		}
+		before := s.Status
+		advance(s, childStatus(status))
+		changed = changed || s.Status != before
+	}
+	if status == "completed" || status == "errored" {
+		before := deref(s.ResultText)
+		setText(&s.ResultText, state, "message")
+		changed = changed || deref(s.ResultText) != before
+	}
+	return changed
+}
+
+// childStatus maps a Codex agent status to the snapshot's (V6); "" for a
+// status that says nothing new (notFound, unknown ones).
+func childStatus(status string) meta.Status {
+	switch status {
+	case "pendingInit":
+		return meta.StatusPending
+	case "running":
+		return meta.StatusRunning
+	case "completed":
+		return meta.StatusCompleted
+	case "errored":
+		return meta.StatusFailed
+	case "interrupted", "shutdown":
+		return meta.StatusCancelled
+	}
+	return ""
+}
+
+// advance moves the snapshot's status forward only: never to a lower
+// rank, and a final status other than launched is kept (P4).
+func advance(s *meta.Subagent, to meta.Status) {
+	if to != "" && to.Rank() >= s.Status.Rank() && !final(s.Status) {
+		s.Status = to
+	}
+}
+
+// final reports whether a status is an end: completed, failed or
+// cancelled (launched is not: the child's end may follow, V5).
+func final(s meta.Status) bool {
+	return s == meta.StatusCompleted || s == meta.StatusFailed || s == meta.StatusCancelled
+}
+
+// childEnd handles a frame of another multi-agent call (wait, closeAgent,
+// ...): when its rawInput.agentsStates changes what a launch call of the
+// same session knows of its child, the launch call gets a
+// tool_call_update with the new snapshot right after this frame (V5). The
+// frame itself is forwarded unchanged.
+func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	states, ok := rawjson.Lookup(upd, "rawInput", "agentsStates")
+	if !ok || rawjson.FirstByte(states) != '{' {
+		return v, nil
+	}
+	var errs []error
+	err := rawjson.Members(states, func(m rawjson.Member) bool {
+		child, ok := rawjson.UnescapeKey(m.Key)
+		if !ok {
+			return true
+		}
+		key, l, ok := r.launchOf(sid, child)
+		if !ok || !l.childState(m.Value) {
+			return true
+		}
+		r.calls.Resize(key)
+		emit, err := launchUpdate(key, &l.snap)
+		if err != nil {
+			errs = append(errs, err)
+			return true
+		}
+		v.Send(pipe.Client, emit)
+		return true
+	})
+	if err == nil && len(errs) > 0 {
+		err = errs[0]
+	}
+	if err != nil {
+		return v, rewrite.RuleErrorf("V5", "%w", err)
+	}
+	return v, nil
+}
+
+// launchOf finds the launch call of session sid whose child is thread.
+func (r *rewriter) launchOf(sid, thread string) (callKey, *launch, bool) {
+	var found callKey
+	var hit *launch
+	r.calls.Each(func(k callKey, l *launch) bool {
+		if k.session == sid && l.snap.AgentID != nil && *l.snap.AgentID == thread {
+			found, hit = k, l // the newest launch of that child wins
+		}
+		return true
+	})
+	return found, hit, hit != nil
+}
+
+// launchUpdate builds the tool_call_update that carries a launch call's
+// snapshot and nothing else (no status: P4).
+func launchUpdate(k callKey, s *meta.Subagent) ([]byte, error) {
+	params := make([]byte, 0, 256)
+	params = append(params, `{"sessionId":`...)
+	params = rawjson.AppendString(params, k.session)
+	params = append(params, `,"update":{"sessionUpdate":"tool_call_update","toolCallId":`...)
+	params = rawjson.AppendString(params, k.toolCallID)
+	params = append(params, `,"_meta":`...)
+	params = append(params, meta.Object(meta.SubagentMember, s.JSON())...)
+	params = append(params, `}}`...)
+	frame, err := rewrite.Notification("session/update", params)
+	if err != nil {
+		return nil, fmt.Errorf("building the launch call's update: %w", err)
+	}
+	return frame, nil
+}
+
+// setText sets *dst to the non-empty string at key of obj; anything else
+// (absent, null, "", another type) leaves it as it was.
+func setText(dst **string, obj []byte, key string) {
+	if s, ok := rawjson.LookupString(obj, key); ok && s != "" {
+		*dst = &s
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,17 @@
+package codex_test
+
+import (
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// TestLargeLaunchCallMemory: a spawnAgent frame with a 16 MiB prompt costs
+// a small constant times its size (the prompt is copied into the snapshot
+// and the frame is spliced, never decoded into maps).
+func TestLargeLaunchCallMemory(t *testing.T) {
+	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c1","kind":"other","title":"spawnAgent","status":"in_progress","rawInput":{"prompt":` +
+		string(prompt) + `,"senderThreadId":"S","receiverThreadIds":[],"agentsStates":{},"model":"","reasoningEffort":"medium"}}}}`)
+	rewritetest.CheckRewriteCost(t, module(t, "vendor=codex"), frame, 4.5)
+}

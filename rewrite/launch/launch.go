@@ -1,0 +1,142 @@
+package launch
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
+)
+
+// Key identifies a launch call (rule V2: per sessionId and toolCallId).
+type Key struct {
+	Session, ToolCallID string
+}
+
+// Call is one launch call's state.
+type Call struct {
+	// Snap is the rule-M snapshot, accumulated from every frame.
+	Snap meta.Subagent
+	// bare is the vendor's title that is only the tool's name ("Agent").
+	bare string
+	// bareShown: the client was shown the bare title; titled: it was
+	// shown a better one since (the vendor's or ours).
+	bareShown, titled bool
+}
+
+// Final reports whether the call reached a final status.
+func (c *Call) Final() bool { return c.Snap.Status.Rank() == meta.StatusCompleted.Rank() }
+
+// Advance moves the status to s if s is further along (P4: never back).
+func (c *Call) Advance(s meta.Status) {
+	if s.Rank() > c.Snap.Status.Rank() {
+		c.Snap.Status = s
+	}
+}
+
+// Finish ends a detached (launched) call with s when the vendor reports
+// its end outside the call (V5), and reports whether the status changed.
+func (c *Call) Finish(s meta.Status) bool {
+	if c.Snap.Status != meta.StatusLaunched || s.Rank() != meta.StatusCompleted.Rank() || s == meta.StatusLaunched {
+		return false
+	}
+	c.Snap.Status = s
+	return true
+}
+
+// Calls is a connection's launch calls.
+type Calls struct {
+	t *table.Table[Key, *Call]
+}
+
+// NewCalls returns an empty table of launch calls for env's connection.
+func NewCalls(env rewrite.Env) *Calls {
+	return &Calls{t: table.New(table.Config[Key, *Call]{
+		Name:   "launch calls",
+		Budget: env.Budget,
+		Logger: env.Logger,
+		Size: func(k Key, c *Call) int64 {
+			return int64(len(k.Session)+len(k.ToolCallID)+len(c.bare)) + c.Snap.Bytes()
+		},
+		Session:  func(k Key, _ *Call) string { return k.Session },
+		Describe: func(k Key, _ *Call) []any { return []any{"sessionId", k.Session, "toolCallId", k.ToolCallID} },
+	})}
+}
+
+// Get returns the call k, if known.
+func (cs *Calls) Get(k Key) (*Call, bool) { return cs.t.Get(k) }
+
+// Start begins a new call k of vendor's tool toolName, replacing any
+// earlier one under the same key; bare is the vendor title that is only
+// the tool's name (compared without case).
+func (cs *Calls) Start(k Key, vendor, toolName, bare string) *Call {
+	c := &Call{Snap: meta.Subagent{Vendor: vendor, ToolName: toolName}, bare: bare}
+	cs.t.Put(k, c)
+	return c
+}
+
+// Changed recounts the bytes of call k after its snapshot grew (P6).
+func (cs *Calls) Changed(k Key) { cs.t.Resize(k) }
+
+// DropSession forgets the calls of a closed session (P6).
+func (cs *Calls) DropSession(sid string, log *slog.Logger) {
+	if n := cs.t.DropSession(sid); n > 0 && log != nil {
+		log.Debug("session closed: launch call state dropped", "rule", "P6", "sessionId", sid, "calls", n)
+	}
+}
+
+// Annotate returns frame with the call's snapshot in the _meta of the
+// object at obj (params.update, params.toolCall), and with rule V3
+// applied to that object's title: a bare title becomes "Subagent:
+// <description>" once the text is known, and a frame without a title
+// gets one when the client was last shown the bare title.
+func (c *Call) Annotate(frame []byte, obj ...string) ([]byte, error) {
+	out, err := meta.SetSubagent(frame, &c.Snap, obj...)
+	if err != nil {
+		return nil, err
+	}
+	title, hasTitle := rawjson.LookupString(frame, append(obj, "title")...)
+	better := meta.Title(deref(c.Snap.Description), deref(c.Snap.Prompt))
+	switch {
+	case hasTitle && !strings.EqualFold(title, c.bare):
+		c.titled = true
+		return out, nil
+	case hasTitle && better == "":
+		c.bareShown, c.titled = true, false
+		return out, nil
+	case !hasTitle && (!c.bareShown || c.titled || better == ""):
+		return out, nil
+	}
+	if out, err = rawjson.Set(out, rawjson.Text(better), append(obj, "title")...); err != nil {
+		return nil, fmt.Errorf("setting the title (V3): %w", err)
+	}
+	c.titled = true
+	return out, nil
+}
+
+// UpdateFrame returns the session/update that carries the call's snapshot
+// alone, for a result that arrived outside the call (V5): no status, so
+// nothing the vendor said is overridden (P4). rawSession is the session
+// id's JSON as the vendor wrote it.
+func (c *Call) UpdateFrame(rawSession []byte, toolCallID string) ([]byte, error) {
+	b := make([]byte, 0, 256+c.Snap.Bytes())
+	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	b = append(b, rawSession...)
+	b = append(b, `,"update":{"sessionUpdate":"tool_call_update","toolCallId":`...)
+	b = rawjson.AppendString(b, toolCallID)
+	b = append(b, '}', '}', '}')
+	return c.Annotate(b, "params", "update")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// DropKey forgets call k (its id now names another tool call).
+func (cs *Calls) DropKey(k Key) { cs.t.Delete(k) }

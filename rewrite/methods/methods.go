@@ -1,0 +1,77 @@
+package methods
+
+import (
+	"log/slog"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
+)
+
+// Name is the module's name.
+const Name = "methods"
+
+// Module returns the methods module.
+func Module() rewrite.Module {
+	return rewrite.Module{
+		Name:           Name,
+		Doc:            "agent-to-client methods outside ACP (craft/*, qwen/*, ...): requests answered -32601, notifications dropped (V7, C13)",
+		UnknownMethods: true,
+		New: func(env rewrite.Env) rewrite.Rewriter {
+			lg := env.Logger
+			if lg == nil {
+				lg = slog.New(slog.DiscardHandler)
+			}
+			return &rewriter{
+				log:     lg,
+				forward: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
+				filter:  rewrite.NewMethodFilter(),
+				warned: table.New(table.Config[string, struct{}]{Name: "methods warned about", Budget: env.Budget, Logger: lg,
+					Size: func(k string, _ struct{}) int64 { return int64(len(k)) }}),
+			}
+		},
+	}
+}
+
+// rewriter is the module's state for one connection.
+type rewriter struct {
+	log     *slog.Logger
+	forward bool
+	filter  rewrite.MethodFilter
+	warned  *table.Table[string, struct{}] // methods already logged at warn
+}
+
+// Rewrite implements rewrite.Rewriter.
+func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	if f.From != pipe.Agent {
+		return rewrite.Verdict{}, nil
+	}
+	if k := f.Kind(); k != pipe.Request && k != pipe.Notification {
+		return rewrite.Verdict{}, nil
+	}
+	m, ok := method(f)
+	if !ok || !r.filter.Unknown(m) {
+		return rewrite.Verdict{}, nil // the trigger matched a nested "method"
+	}
+	if r.forward {
+		return rewrite.Verdict{}, nil
+	}
+	if _, seen := r.warned.Get(m); !seen {
+		r.warned.Put(m, struct{}{})
+		r.log.Warn("agent method no client knows answered by the proxy (--forward-unknown-vendor-methods passes it on)",
+			"rule", "V7", "method", m, "request", f.ID() != nil)
+	}
+	return rewrite.RefuseMethod(f, m), nil
+}
+
+// method returns the frame's method decoded (the envelope keeps escapes).
+func method(f *rewrite.Frame) (string, bool) {
+	raw := f.Envelope().Method
+	for _, c := range raw {
+		if c == '\\' {
+			return rawjson.DecodeString(append(append([]byte{'"'}, raw...), '"'))
+		}
+	}
+	return string(raw), true
+}

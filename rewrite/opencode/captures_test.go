@@ -1,0 +1,74 @@
+package opencode_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// capturesDir holds the real OpenCode 1.18.33 recordings (rule V9; see
+// its README for how they were made).
+var capturesDir = filepath.Join("..", "..", "testdata", "captures", "opencode")
+
+const (
+	prompt      = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
+	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
+	firstLine   = "First line of notes.txt: alpha: the first line of the notes file"
+)
+
+// captureCases are the hand-checked results of each recording: the last
+// snapshot of its task call, which is every field OpenCode's data holds
+// (V2). OpenCode forwards no child frames, so nothing is linked (V4).
+var captureCases = map[string]moduletest.CaptureWant{
+	"foreground.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
+		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
+		"subagentType": "general", "status": "completed", "resultText": firstLine,
+		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+	}}},
+	"subagents.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
+		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
+		"subagentType": "general", "status": "completed", "resultText": firstLine,
+		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+	}}},
+	"background.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
+		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
+		"subagentType": "general", "background": true, "status": "launched", "agentId": moduletest.Any,
+		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+	}}},
+	"permission.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
+		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": shellPrompt,
+		"subagentType": "general", "status": "failed",
+		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+	}}},
+}
+
+// TestCaptures replays every real recording through the opencode module
+// (moduletest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2, V3, V5) and fails on a recording
+// without a case.
+func TestCaptures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(capturesDir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) == 0 {
+		t.Fatal("no OpenCode recordings")
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := captureCases[name]
+			if !ok {
+				t.Fatalf("recording %s has no case in captureCases", name)
+			}
+			outs := moduletest.CheckCapture(t, f, opencode.Module(), want)
+			// The replay through this module alone, byte for byte (R3).
+			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", moduletest.Format(outs))
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package opencode
+
+import (
+	"log/slog"
+	"strings"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/launch"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
+
+// Name is the module's name.
+const Name = "opencode"
+
+// toolName is OpenCode's subagent tool, the launch call's first title.
+const toolName = "task"
+
+// agentNames are the initialize result's agentInfo.name values of
+// OpenCode (rule V1; matched exactly).
+func agentNames() []string { return []string{"OpenCode"} }
+
+// Module returns the opencode module.
+func Module() rewrite.Module {
+	return rewrite.Module{
+		Name: Name,
+		Doc:  "OpenCode: subagent snapshot on task launch calls, Subagent titles, <task_result> results (V1-V6)",
+		Triggers: []string{
+			rewrite.AgentInfoTrigger, // who the agent is (V1)
+			`"tool_call"`,            // launch calls (V2)
+			`"tool_call_update"`,     // their updates (V2, V3, V5, V6)
+			`"session/close"`,        // state dropped (P6)
+		},
+		New: func(env rewrite.Env) rewrite.Rewriter {
+			if env.Logger == nil {
+				env.Logger = slog.New(slog.DiscardHandler)
+			}
+			return &rewriter{
+				log:   env.Logger,
+				id:    rewrite.NewIdentity(env, Name, agentNames()...),
+				calls: launch.NewCalls(env),
+			}
+		},
+	}
+}
+
+// rewriter is the module's state for one connection.
+type rewriter struct {
+	log   *slog.Logger
+	id    *rewrite.Identity
+	calls *launch.Calls
+}
+
+// Rewrite implements rewrite.Rewriter.
+func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	if !r.id.Known(f) {
+		return rewrite.Verdict{}, nil
+	}
+	env := f.Envelope()
+	switch {
+	case f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update"):
+		return r.sessionUpdate(f)
+	case f.From == pipe.Client && env.MethodIs("session/close"):
+		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok {
+			r.calls.DropSession(sid, r.log)
+		}
+	}
+	return rewrite.Verdict{}, nil
+}
+
+// sessionUpdate handles the agent's tool calls.
+func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	update, ok := f.Lookup("params", "update")
+	if !ok || rawjson.FirstByte(update) != '{' {
+		return v, nil
+	}
+	tag, _ := rawjson.LookupString(update, "sessionUpdate")
+	if tag != "tool_call" && tag != "tool_call_update" {
+		return v, nil
+	}
+	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
+	id, _ := rawjson.LookupString(update, "toolCallId")
+	if id == "" {
+		return v, nil
+	}
+	key := launch.Key{Session: sid, ToolCallID: id}
+	c, known := r.calls.Get(key)
+	if tag == "tool_call" {
+		// A tool call starts a call: it is a launch only when its first
+		// title is the tool's name (V2); an id reused by another tool
+		// ends the old entry.
+		title, _ := rawjson.LookupString(update, "title")
+		switch {
+		case title == toolName:
+			c = r.calls.Start(key, Name, toolName, toolName)
+		case known:
+			r.calls.DropKey(key)
+			return v, nil
+		default:
+			return v, nil
+		}
+	} else if !known {
+		return v, nil
+	}
+	absorb(&c.Snap, update)
+	r.calls.Changed(key)
+	out, err := c.Annotate(f.Raw, "params", "update")
+	if err != nil {
+		return v, rewrite.RuleErrorf("V2", "%w", err)
+	}
+	v.Replace(out)
+	return v, nil
+}
+
+// absorb folds what a launch-call frame says into the snapshot; a field a
+// frame omits keeps its value (V2).
+func absorb(s *meta.Subagent, update []byte) {
+	if in, ok := rawjson.Lookup(update, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
+		launch.SetText(&s.Description, in, "description")
+		launch.SetText(&s.Prompt, in, "prompt")
+		launch.SetText(&s.SubagentType, in, "subagent_type")
+		launch.SetBool(&s.Background, in, "background")
+	}
+	st, _ := rawjson.LookupString(update, "status")
+	frameStatus := status(st)
+	if md, ok := rawjson.Lookup(update, "rawOutput", "metadata"); ok && rawjson.FirstByte(md) == '{' {
+		launch.SetText(&s.ChildSessionID, md, "sessionId")
+		launch.SetText(&s.AgentID, md, "jobId")
+		launch.SetBool(&s.Background, md, "background")
+		if m, ok := rawjson.Lookup(md, "model"); ok && rawjson.FirstByte(m) == '{' {
+			provider, _ := rawjson.LookupString(m, "providerID")
+			model, _ := rawjson.LookupString(m, "modelID")
+			if model != "" {
+				if provider != "" {
+					model = provider + "/" + model
+				}
+				s.ResolvedModel = meta.Text(model)
+			}
+		}
+	}
+	background := s.Background != nil && *s.Background
+	if frameStatus == meta.StatusCompleted && background {
+		frameStatus = meta.StatusLaunched // V6: returns at once, runs on
+	}
+	if frameStatus == meta.StatusCompleted {
+		if text, ok := taskResult(update); ok {
+			s.ResultText = meta.Text(text)
+		}
+	}
+	if frameStatus.Rank() > s.Status.Rank() {
+		s.Status = frameStatus
+	}
+}
+
+// taskResult returns the trimmed text inside <task_result>...</task_result>
+// of the completion's output (rawOutput.output, else the text content).
+func taskResult(update []byte) (string, bool) {
+	text, ok := rawjson.LookupString(update, "rawOutput", "output")
+	if !ok {
+		content, _ := rawjson.Lookup(update, "content")
+		_ = rawjson.Elements(content, func(item []byte) bool {
+			text, ok = rawjson.LookupString(item, "content", "text")
+			return !ok
+		})
+	}
+	if !ok {
+		return "", false
+	}
+	_, rest, found := strings.Cut(text, "<task_result>")
+	if !found {
+		return "", false
+	}
+	body, _, found := strings.Cut(rest, "</task_result>")
+	if !found {
+		return "", false
+	}
+	body = strings.TrimSpace(body)
+	return body, body != ""
+}
+
+// status maps OpenCode's ACP states to rule M's (V6).
+func status(s string) meta.Status {
+	switch s {
+	case "pending":
+		return meta.StatusPending
+	case "in_progress":
+		return meta.StatusRunning
+	case "completed":
+		return meta.StatusCompleted
+	case "failed":
+		return meta.StatusFailed
+	}
+	return ""
+}

@@ -1,0 +1,89 @@
+package qwen_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// capturesDir holds the real Qwen Code 0.24.4 recordings (rule V9; see
+// its README for how they were made).
+var capturesDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
+
+const (
+	prompt      = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
+	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
+	firstLine   = "First line of notes.txt: alpha: the first line of the notes file"
+)
+
+// captureCases are the hand-checked results of each recording: the
+// last snapshot of its launch call, which is every field Qwen's data
+// holds (V2), and the frames linked to it (V4).
+var captureCases = map[string]moduletest.CaptureWant{
+	"foreground.jsonl": {
+		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
+			"subagentType": "general-purpose", "background": false, "status": "completed",
+			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
+		}},
+		// two usage chunks, the read_file call and its update, the answer chunk
+		Parents: map[string]int{"call_fake_000001": 5},
+	},
+	"subagents.jsonl": {
+		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
+			"subagentType": "general-purpose", "background": false, "status": "completed",
+			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
+		}},
+		Parents: map[string]int{"call_fake_000001": 5},
+	},
+	"background.jsonl": {
+		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
+			"subagentType": "general-purpose", "agentId": "general-purpose-call_fake_000001",
+			"background": true, "status": "completed",
+		}},
+		Emits: 1, // V5: the first backgroundTask chunk completes the launch
+	},
+	"permission.jsonl": {
+		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": shellPrompt,
+			"subagentType": "general-purpose", "background": false, "status": "completed",
+			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
+		}},
+		// the shell call, its permission request and updates, the read_file
+		// call and its update, chunks
+		Parents: map[string]int{"call_fake_000001": 9},
+	},
+}
+
+// TestCaptures replays every real recording through the qwen module
+// (moduletest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
+// without a case.
+func TestCaptures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(capturesDir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) == 0 {
+		t.Fatal("no Qwen recordings")
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := captureCases[name]
+			if !ok {
+				t.Fatalf("recording %s has no case in captureCases", name)
+			}
+			outs := moduletest.CheckCapture(t, f, qwen.Module(), want)
+			// The replay through this module alone, byte for byte (R3).
+			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", moduletest.Format(outs))
+		})
+	}
+}

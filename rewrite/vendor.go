@@ -1,0 +1,41 @@
+package rewrite
+
+import (
+	"slices"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+)
+
+// AgentInfoTrigger is the trigger that hands a module the initialize
+// result, whose agentInfo.name tells which agent the connection runs
+// (rule V1).
+const AgentInfoTrigger = `"agentInfo":`
+
+// Identity tells a vendor module whether the connection's agent is its
+// vendor (rule V1): yes from the start with --vendor naming the module,
+// else once an initialize result names one of the vendor's agents in
+// agentInfo.name (an exact match). Before that, and on every other
+// connection, the module must do nothing.
+type Identity struct {
+	names []string
+	known bool
+}
+
+// NewIdentity returns the identity of module for one connection; names
+// are the agentInfo.name values of the vendor's agents.
+func NewIdentity(env Env, module string, names ...string) *Identity {
+	return &Identity{names: names, known: env.Settings.String(VendorOption) == module}
+}
+
+// Known reports whether the agent is the vendor's, after looking at f:
+// an agent's response naming one of the vendor's agents turns it on. A
+// module returns the zero Verdict for f when it reports false.
+func (id *Identity) Known(f *Frame) bool {
+	if !id.known && f.From == pipe.Agent && f.Kind() == pipe.Response {
+		name, _ := rawjson.LookupString(f.Raw, "result", "agentInfo", "name")
+		id.known = slices.Contains(id.names, name)
+		return false // the initialize result itself is not the vendor's to change
+	}
+	return id.known
+}

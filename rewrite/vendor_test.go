@@ -1,0 +1,37 @@
+package rewrite
+
+import (
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+)
+
+func TestIdentity(t *testing.T) {
+	result := func(name string) *Frame {
+		return NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"`+name+`","version":"1"}}}`), 1)
+	}
+	update := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{}}}`), 2)
+	tests := []struct {
+		name     string
+		settings Settings
+		frames   []*Frame
+		want     []bool
+	}{
+		{"unknown until the initialize result", nil, []*Frame{update, result("codex-x"), update}, []bool{false, false, true}},
+		{"another agent", nil, []*Frame{result("gemini-cli"), update}, []bool{false, false}},
+		{"exact match only", nil, []*Frame{result("Codex-X"), update}, []bool{false, false}},
+		{"a client frame names nothing", nil, []*Frame{NewFrame(pipe.Client, result("codex-x").Raw, 1), update}, []bool{false, false}},
+		{"--vendor names the module", Settings{VendorOption: "codex"}, []*Frame{update}, []bool{true}},
+		{"--vendor names another module", Settings{VendorOption: "qwen"}, []*Frame{update, result("codex-x"), update}, []bool{false, false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := NewIdentity(Env{Settings: tt.settings}, "codex", "codex-x", "codex-y")
+			for i, f := range tt.frames {
+				if got := id.Known(f); got != tt.want[i] {
+					t.Errorf("frame %d: Known = %v, want %v", i+1, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
