@@ -36,7 +36,7 @@ func argvs(v Variant, proxy string, agent []string) [][]string {
 
 // readyLine is the streaming agent's first frame: when the client has
 // read it, the relay and the agent are running, and the clock starts.
-const readyLine = `{"jsonrpc":"2.0","method":"bench/ready"}` + "\n"
+const readyLine = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"bench: ready"}}}}` + "\n"
 
 // streamAgent says it is ready, waits for the client's first line, then
 // writes file.

@@ -10,8 +10,9 @@ import (
 )
 
 // Sentinel is the last frame of every streaming workload: when the client
-// has read it, the workload is delivered.
-const Sentinel = `{"jsonrpc":"2.0","method":"bench/end"}` + "\n"
+// has read it, the workload is delivered. Agent frames use standard ACP
+// methods: the proxy answers unknown ones itself (rule V7).
+const Sentinel = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"bench: end"}}}}` + "\n"
 
 // startLine is the client's first frame; the streaming agent waits for it.
 const startLine = `{"jsonrpc":"2.0","method":"bench/start"}` + "\n"
