@@ -21,6 +21,13 @@ type TriggerMemo struct {
 	prefix [memoPrefix]byte
 	n      int
 	frames uint // untriggered frames seen
+	// methods are the method keys in prefix (offset, and the end of what
+	// the method trigger read after it in the frame the memo was taken
+	// from); more than fit: methodsAll is false, and the scan starts at
+	// the first one not kept.
+	methods    [4][2]int
+	nMethods   int
+	methodsAll bool
 }
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
@@ -31,7 +38,7 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
 		same = commonPrefix(frame, m.prefix[:m.n])
 		from = max(0, same-x.longest+1)
 		if x.hasMethod {
-			from = min(from, x.methodReadFrom(frame, same))
+			from = min(from, m.methodReadFrom(same))
 		}
 	}
 	mask := x.matchFrom(frame, from)
@@ -45,6 +52,9 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
 			// Start over from this frame (now and then, so that a memo
 			// shrunk by one odd frame grows back).
 			m.n = copy(m.prefix[:], frame)
+			if x.hasMethod {
+				m.findMethods(frame)
+			}
 		}
 	}
 	return mask
@@ -59,34 +69,64 @@ const memoReseed = 64
 
 // methodReadFrom returns where the scan must start so that the method
 // trigger, which reads the method's value past its own end, is checked
-// again if that value reaches past the shared prefix (same bytes). Only
-// the last "method" key of the prefix can: an earlier one's string value
-// closes before the next unescaped quote.
-func (x *TriggerIndex) methodReadFrom(frame []byte, same int) int {
-	q := bytes.LastIndex(frame[:same], []byte(methodKey))
-	if q < 0 {
-		return same
+// again where what it read is not all inside the shared prefix (same
+// bytes): there the frame may differ from the memo's.
+func (m *TriggerMemo) methodReadFrom(same int) int {
+	from := same
+	if !m.methodsAll && m.nMethods < len(m.methods) {
+		from = 0 // not scanned (the memo predates the method trigger)
 	}
-	rest := frame[q+len(methodKey):]
-	if q+len(methodKey)+methodReadLen(rest) <= same {
-		return same
+	for _, mk := range m.methods[:m.nMethods] {
+		if mk[0]+len(methodKey) <= same && mk[1] > same {
+			from = min(from, mk[0])
+		}
 	}
-	return q
+	if !m.methodsAll && m.nMethods == len(m.methods) {
+		from = min(from, m.methods[len(m.methods)-1][0]+len(methodKey))
+	}
+	return from
 }
 
-// methodReadLen returns how many bytes of rest unknownMethodAt examines.
+// findMethods records the method keys in the memo's prefix of frame.
+func (m *TriggerMemo) findMethods(frame []byte) {
+	m.nMethods, m.methodsAll = 0, true
+	for off := 0; ; {
+		k := bytes.Index(frame[off:m.n], []byte(methodKey))
+		if k < 0 {
+			return
+		}
+		q := off + k
+		if m.nMethods == len(m.methods) {
+			m.methodsAll = false
+			return
+		}
+		m.methods[m.nMethods] = [2]int{q, q + len(methodKey) + methodReadLen(frame[q+len(methodKey):])}
+		m.nMethods++
+		off = q + len(methodKey)
+	}
+}
+
+// methodReadLen returns how many bytes of rest unknownMethodAt examines;
+// one more than rest holds when it ran off its end (a longer frame would
+// be read further).
 func methodReadLen(rest []byte) int {
 	i := skipSpace(rest, 0)
-	if i >= len(rest) || rest[i] != ':' {
-		return min(i+1, len(rest))
+	if i >= len(rest) {
+		return len(rest) + 1
+	}
+	if rest[i] != ':' {
+		return i + 1
 	}
 	i = skipSpace(rest, i+1)
-	if i >= len(rest) || rest[i] != '"' {
-		return min(i+1, len(rest))
+	if i >= len(rest) {
+		return len(rest) + 1
+	}
+	if rest[i] != '"' {
+		return i + 1
 	}
 	end := bytes.IndexByte(rest[i+1:], '"')
 	if end < 0 {
-		return len(rest)
+		return len(rest) + 1
 	}
 	return i + 1 + end + 1
 }
