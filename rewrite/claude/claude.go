@@ -102,12 +102,11 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // sessionUpdate handles a session/update: launch-call frames get the
 // snapshot (L3), subagent frames the parent link (L4).
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
-	update, ok := f.Lookup("params", "update")
-	if !ok || rawjson.FirstByte(update) != '{' {
+	update, cc, ok := claudeCodeOf(f, "params", "update")
+	switch {
+	case !ok:
 		return rewrite.Verdict{}, nil
-	}
-	cc, ok := rawjson.Lookup(update, "_meta", "claudeCode")
-	if !ok {
+	case cc == nil:
 		return r.handback(f, update) // L7; anything else is never touched
 	}
 	tag, _ := rawjson.LookupString(update, "sessionUpdate")
@@ -162,12 +161,8 @@ func (r *rewriter) afterChild(f *rewrite.Frame, v rewrite.Verdict, parent []byte
 // the added metadata live in the _meta of params.toolCall, the thing the
 // request is about.
 func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) {
-	tc, ok := f.Lookup("params", "toolCall")
-	if !ok || rawjson.FirstByte(tc) != '{' {
-		return rewrite.Verdict{}, nil
-	}
-	cc, ok := rawjson.Lookup(tc, "_meta", "claudeCode")
-	if !ok {
+	tc, cc, ok := claudeCodeOf(f, "params", "toolCall")
+	if !ok || cc == nil {
 		return rewrite.Verdict{}, nil
 	}
 	parent, hasParent, err := parentOf(cc, "toolCall._meta.claudeCode")
@@ -180,6 +175,17 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 		return rewrite.Verdict{}, err
 	}
 	return r.annotated(f, c, parent, hasParent, "params", "toolCall")
+}
+
+// claudeCodeOf returns the object at path in f and its _meta.claudeCode
+// (nil when absent); false when f has no object there.
+func claudeCodeOf(f *rewrite.Frame, path ...string) (obj, cc []byte, ok bool) {
+	obj, ok = f.Lookup(path...)
+	if !ok || rawjson.FirstByte(obj) != '{' {
+		return nil, nil, false
+	}
+	cc, _ = rawjson.Lookup(obj, "_meta", "claudeCode")
+	return obj, cc, true
 }
 
 // parentOf returns the raw JSON string of claudeCode.parentToolUseId,
