@@ -117,3 +117,45 @@ func descendantsOf(root int) []int {
 	}
 	return out
 }
+
+// TestE2ESubreaperKilled pins F5 when the subreaper itself is SIGKILLed
+// (the OOM killer, or `pkill -9 acp-normalize`, whose name it shares):
+// the agent dies of its parent-death signal, and the proxy then ends what
+// is left of the agent's process group itself (a child holding the
+// agent's stdout here) instead of leaving it running. It exits 128+9, the
+// subreaper's status.
+func TestE2ESubreaperKilled(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	s := start(t, script(t, "spawn-holding "+pidfile, "echo"), []string{"--kill-grace", "5s"})
+	pids := readPids(t, pidfile)
+	if len(pids) != 2 {
+		t.Fatalf("pids %v, want agent and child", pids)
+	}
+	subreaper := parentPid(t, pids[0])
+	if subreaper == s.cmd.Process.Pid {
+		t.Fatalf("the agent %d is the proxy's child: no subreaper in between", pids[0])
+	}
+	if err := syscall.Kill(subreaper, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(30 * time.Second); code != 128+9 {
+		t.Errorf("exit code %d, want 137; stderr:\n%s", code, s.stderr.String())
+	}
+	waitGone(t, pids)
+}
+
+// parentPid reads a process's parent pid from /proc.
+func parentPid(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
+}
