@@ -142,11 +142,9 @@ func (g processGroup) send(cmd string, sig syscall.Signal) error {
 // alive is asked once the proxy has seen the subreaper exit. After a
 // normal exit the subreaper has ended every descendant, and the agent's
 // group is empty; after the subreaper was killed, processes may be left
-// in it.
-func (g processGroup) alive() bool {
-	err := syscall.Kill(-g.pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// in it. Processes this user may not signal (EPERM) do not count: the
+// subreaper gave up on those already.
+func (g processGroup) alive() bool { return syscall.Kill(-g.pgid, 0) == nil }
 
 func (g processGroup) terminate() error { return g.signal(syscall.SIGTERM) }
 
