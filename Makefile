@@ -11,7 +11,7 @@ DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench clean interop-deps captures
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -75,10 +75,19 @@ fuzz:
 		done; \
 	done
 
-## bench: Go benchmarks of the relay path, and the process-level harness
-## that runs `cat` and `acp-normalize -- cat` in the same run.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./cmd/acp-normalize
+## bench: Go benchmarks of the relay path (allocations included), then the
+## process harness (cmd/acp-bench): every workload through cats with the
+## same pipe hops (the floor), --modules none and all modules, alternating,
+## medians of BENCHRUNS runs, as a table (docs/performance.md).
+BENCHRUNS ?= 5
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./rewrite ./cmd/acp-normalize
+	$(GO) run ./cmd/acp-bench --proxy $(BIN) --runs $(BENCHRUNS)
+
+## bench-short: the same, reduced to run in under a minute.
+bench-short: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./proxy ./cmd/acp-normalize
+	$(GO) run ./cmd/acp-bench --proxy $(BIN) --short --runs $(BENCHRUNS)
 
 ## captures: record real agents against the scripted fake model into
 ## testdata/captures/<vendor>/ (capture/README.md). Needs node and npm

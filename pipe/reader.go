@@ -1,20 +1,25 @@
 package pipe
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 )
 
-// readBufferSize is the bufio buffer of a Reader. Frames longer than this are
-// assembled in a separate buffer that grows to the longest frame seen.
-const readBufferSize = 64 << 10
+// readBufferSize is the read buffer of a Reader: four pipe buffers, so one
+// read takes all a fast writer has queued. Frames longer than this are
+// assembled separately (see readLong).
+const readBufferSize = 256 << 10
 
 // shrinkAbove is the size of an assembly buffer that is released after use,
-// so that one 64 MiB frame does not pin 64 MiB for the rest of a session.
-const shrinkAbove = 4 << 20
+// so that one 64 MiB frame does not pin 64 MiB for the rest of a session;
+// a smaller one is reused for the next long line (file reads, images).
+const shrinkAbove = 8 << 20
+
+// maxEmptyReads is how many reads returning nothing in a row a Reader
+// accepts before it reports io.ErrNoProgress (as bufio does).
+const maxEmptyReads = 100
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
@@ -24,30 +29,46 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // memory is proportional to the longest frame. Bytes are not validated; a
 // frame is whatever lies between newlines.
 type Reader struct {
-	r       *bufio.Reader
-	long    []byte // assembly buffer for frames longer than the bufio buffer
-	started bool
-	pending error // error to return after the final unterminated line
-	frames  int64
-	lines   int64
+	src        io.Reader
+	buf        []byte // read buffer; unread bytes are buf[r:w]
+	r, w       int
+	scanned    int    // bytes of buf[r:w] known to hold no newline
+	long       []byte // assembly buffer for frames longer than buf
+	raw        []byte // the last frame as it lies in buf with its "\n", or nil
+	beforeFill func()
+	srcErr     error // the source's error, returned once buf is consumed
+	started    bool
+	pending    error // error to return after the final unterminated line
+	frames     int64
+	lines      int64
 }
 
 // NewReader returns a Reader reading from r.
-func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, readBufferSize)}
+func NewReader(r io.Reader) *Reader { return newReaderSize(r, readBufferSize) }
+
+func newReaderSize(r io.Reader, size int) *Reader {
+	return &Reader{src: r, buf: make([]byte, size)}
 }
 
+// OnFill sets fn to run every time, before the Reader reads from its source
+// or moves the bytes in its buffer: the last moment the slices returned by
+// ReadFrame and Raw are valid, and the moment the Reader may block, so the
+// moment to write out what they hold and flush (rule P2).
+func (r *Reader) OnFill(fn func()) { r.beforeFill = fn }
+
 // ReadFrame returns the next frame. The returned slice aliases the Reader's
-// buffers and is valid only until the next call: copy it to keep it. At the
-// end of the stream it returns io.EOF; a last line without a final newline
-// is still returned as a frame first. Any other read error is returned
-// as is, and a partial line read before it is discarded.
+// buffers and is valid only until the next call (or the next OnFill
+// callback): copy it to keep it. At the end of the stream it returns
+// io.EOF; a last line without a final newline is still returned as a
+// frame first. Any other read error is returned as is, and a partial line
+// read before it is discarded.
 func (r *Reader) ReadFrame() ([]byte, error) {
 	for {
+		r.raw = nil
 		if r.pending != nil {
 			return nil, r.pending
 		}
-		line, err := r.readLine()
+		line, inBuf, err := r.readLine()
 		if len(line) > 0 {
 			r.lines++
 		}
@@ -62,6 +83,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			}
 			r.pending = err
 		}
+		full := line
 		if !r.started {
 			r.started = true
 			line = bytes.TrimPrefix(line, bom)
@@ -71,14 +93,25 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			continue
 		}
 		r.frames++
+		if inBuf && len(line) == len(full)-1 {
+			// Exactly the frame and "\n": it can be forwarded as it lies.
+			r.raw = full
+		}
 		return line, nil
 	}
 }
 
+// Raw returns the frame last returned by ReadFrame followed by its "\n",
+// as a slice of the read buffer, when the input spelled it exactly so (no
+// "\r", no byte order mark, not assembled from several reads); else nil.
+// Consecutive raw frames are adjacent in the buffer, so a run of them can
+// be written with one write. Valid as long as the frame is.
+func (r *Reader) Raw() []byte { return r.raw }
+
 // Buffered reports how many bytes are already read from the underlying
 // stream but not yet returned as frames. Zero means the next ReadFrame will
 // block on the stream: the moment to flush a writer.
-func (r *Reader) Buffered() int { return r.r.Buffered() }
+func (r *Reader) Buffered() int { return r.w - r.r }
 
 // Frames returns the number of frames returned so far.
 func (r *Reader) Frames() int64 { return r.frames }
@@ -87,22 +120,110 @@ func (r *Reader) Frames() int64 { return r.frames }
 // last returned.
 func (r *Reader) Line() int64 { return r.lines }
 
-func (r *Reader) readLine() ([]byte, error) {
+// readLine returns the next line with its "\n" (without one at the end of
+// the stream), and whether it lies in buf.
+func (r *Reader) readLine() ([]byte, bool, error) {
 	if cap(r.long) > shrinkAbove {
 		r.long = nil
 	}
-	line, err := r.r.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
-	}
-	r.long = append(r.long[:0], line...)
 	for {
-		line, err = r.r.ReadSlice('\n')
-		r.long = append(r.long, line...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return r.long, err
+		if i := bytes.IndexByte(r.buf[r.r+r.scanned:r.w], '\n'); i >= 0 {
+			end := r.r + r.scanned + i + 1
+			line := r.buf[r.r:end]
+			r.r, r.scanned = end, 0
+			return line, true, nil
+		}
+		r.scanned = r.w - r.r
+		if r.srcErr != nil {
+			line := r.buf[r.r:r.w]
+			r.r, r.scanned = r.w, 0
+			return line, true, r.srcErr
+		}
+		if r.w-r.r == len(r.buf) {
+			line, err := r.readLong()
+			return line, false, err
+		}
+		r.fill()
+	}
+}
+
+// fill reads more into buf, first moving the unread bytes to its start.
+func (r *Reader) fill() {
+	if r.beforeFill != nil {
+		r.beforeFill()
+	}
+	if r.r > 0 {
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	n, err := r.read(r.buf[r.w:])
+	r.w += n
+	r.srcErr = err
+}
+
+// read reads into p, retrying reads that return nothing and no error.
+func (r *Reader) read(p []byte) (int, error) {
+	for range maxEmptyReads {
+		if n, err := r.src.Read(p); n > 0 || err != nil {
+			return n, err
 		}
 	}
+	return 0, io.ErrNoProgress
+}
+
+// readLong assembles a line longer than buf, which buf holds the start
+// of. The line is read in blocks that double in size, then copied once
+// into a buffer of its exact length: memory stays under twice the line,
+// and each byte is copied once (growing one buffer would copy it about
+// three times and hold three times the line at the moment of growth). A
+// line that fits in the first block is not copied at all.
+func (r *Reader) readLong() ([]byte, error) {
+	if r.beforeFill != nil {
+		r.beforeFill()
+	}
+	// The first block is the assembly buffer of earlier long lines, if
+	// any: a line that fits is read straight into it, no copy and no new
+	// memory (fresh pages are what a long line costs most).
+	first := r.long[:0]
+	if cap(first) < 2*len(r.buf) {
+		first = make([]byte, 0, 2*len(r.buf))
+	}
+	blocks := [][]byte{append(first, r.buf[r.r:r.w]...)}
+	total := r.w - r.r
+	r.r, r.w, r.scanned = 0, 0, 0
+	var err error
+	for err == nil {
+		b := blocks[len(blocks)-1]
+		if len(b) == cap(b) {
+			b = make([]byte, 0, min(2*cap(b), 64<<20))
+			blocks = append(blocks, b)
+		}
+		var n int
+		// At most a read buffer at a time: what follows the newline
+		// must fit back into it.
+		n, err = r.read(b[len(b):min(cap(b), len(b)+len(r.buf))])
+		if i := bytes.IndexByte(b[len(b):len(b)+n], '\n'); i >= 0 {
+			// The bytes after the newline go back to the read buffer, and
+			// an error that came with them waits until they are read.
+			r.w = copy(r.buf, b[len(b)+i+1:len(b)+n])
+			r.srcErr, err = err, nil
+			n = i + 1
+			blocks[len(blocks)-1] = b[:len(b)+n]
+			total += n
+			break
+		}
+		blocks[len(blocks)-1] = b[:len(b)+n]
+		total += n
+	}
+	if len(blocks) == 1 {
+		r.long = blocks[0]
+		return r.long, err
+	}
+	r.long = make([]byte, 0, total)
+	for _, b := range blocks {
+		r.long = append(r.long, b...)
+	}
+	return r.long, err
 }
 
 // TrimLineEnding removes a final "\n" or "\r\n" from line.

@@ -179,3 +179,9 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 	}
 	return i + len(lit), true
 }
+
+// Valid reports whether b is one JSON value, as validJSON does: the check
+// of encoding/json.Valid (but for its nesting limit, one deeper), several
+// times faster on long strings, for a module that checks a whole frame (a
+// multi-megabyte file read) before it takes anything from it.
+func Valid(b []byte) bool { return validJSON(b) }

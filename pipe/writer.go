@@ -15,13 +15,14 @@ const writeBufferSize = 64 << 10
 // error sticks: later calls return it.
 type Writer struct {
 	mu  sync.Mutex
+	dst io.Writer
 	w   *bufio.Writer
 	err error
 }
 
 // NewWriter returns a Writer writing to w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, writeBufferSize)}
+	return &Writer{dst: w, w: bufio.NewWriterSize(w, writeBufferSize)}
 }
 
 // WriteFrame writes one frame and its newline, then flushes if flush is set.
@@ -46,6 +47,26 @@ func (w *Writer) WriteFrames(frames [][]byte, flush bool) error {
 	if flush {
 		w.flush()
 	}
+	return w.err
+}
+
+// WriteRun writes run, whole frames each already followed by its "\n"
+// (a run of Reader.Raw frames). With nothing buffered it goes straight to
+// the underlying writer in one write, not copied; else after what is
+// buffered.
+func (w *Writer) WriteRun(run []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.w.Buffered() == 0 {
+		if _, err := w.dst.Write(run); err != nil {
+			w.err = err
+		}
+		return w.err
+	}
+	_, w.err = w.w.Write(run)
 	return w.err
 }
 

@@ -53,6 +53,7 @@ func startAgent(argv []string, grace time.Duration) (*agentProcess, error) {
 		closeAll(inR, inW)
 		return nil, fmt.Errorf("agent stdout pipe: %w", err)
 	}
+	growPipe(outR)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		l.abort()

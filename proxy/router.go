@@ -106,6 +106,7 @@ type Router struct {
 	triggers *rewrite.TriggerIndex
 
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
+	memos  [3]rewrite.TriggerMemo
 
 	// idPrefix starts the proxy's own request ids (C12), see proxyIDPrefix.
 	idPrefix []byte
@@ -124,15 +125,12 @@ type Router struct {
 }
 
 // scan returns the modules a frame triggers and whether it may answer a
-// client request (it has an id and a result or error member). With
-// modules, one pass of the trigger index finds both; with none, three
-// byte searches are cheaper than walking the frame's quotes.
-func (r *Router) scan(raw []byte) (matched uint64, mayAnswer bool) {
-	if len(r.mods) == 0 {
-		return 0, bytes.Contains(raw, []byte(`"id"`)) &&
-			(bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)))
-	}
-	found := r.triggers.Match(raw)
+// client request (it has an id and a result or error member): one pass of
+// the trigger index finds both, from where the frame stops sharing the
+// envelope of the side's last untriggered frame (in a chunk storm, only
+// the text is scanned).
+func (r *Router) scan(from pipe.Side, raw []byte) (matched uint64, mayAnswer bool) {
+	found := r.triggers.MatchMemo(raw, &r.memos[from])
 	return found & modulesMask, found&maybeResponse == maybeResponse
 }
 
@@ -196,7 +194,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	if !pipe.IsJSON(raw) {
 		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
-	matched, mayAnswer := r.scan(raw)
+	matched, mayAnswer := r.scan(from, raw)
 	if matched == 0 && from == pipe.Agent && !mayAnswer {
 		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}

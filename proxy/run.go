@@ -491,15 +491,34 @@ func (c *connection) endGroup() {
 // result. Output is flushed whenever the reader is about to read from its
 // source: after a burst, and before a partial line makes it wait, so no
 // complete frame is ever held back (P2).
+//
+// Frames the router passes through unchanged are not copied: consecutive
+// ones lie next to each other in the reader's buffer and are written as
+// one run, straight from there, before anything else goes out and before
+// the reader touches its buffer again (the hot path: one write per read).
 func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	to := from.Other()
+	rd := pipe.NewReader(r)
+	var run []byte // passthrough frames not yet written, in rd's buffer
+	writeRun := func() {
+		if len(run) > 0 {
+			if err := c.writers[to].WriteRun(run); err != nil {
+				c.writeFailed(to, err)
+			}
+			run = nil
+		}
+	}
 	// The capture is not flushed here: its writer flushes by itself, and
 	// waiting for its disk would make the session wait (R1).
-	rd := pipe.NewReader(flushBeforeRead{r: r, flush: func() { c.flush(to) }})
+	rd.OnFill(func() {
+		writeRun()
+		c.flush(to)
+	})
 	var outs []Out
 	for {
 		frame, err := rd.ReadFrame()
 		if err != nil {
+			writeRun()
 			c.flush(to)
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil
@@ -509,19 +528,34 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 		if !c.live(func() { outs = c.router.Handle(from, frame, outs[:0]) }) {
 			return nil
 		}
+		if raw := rd.Raw(); raw != nil && isPassthrough(outs, to, frame) {
+			if longer := extendRun(run, raw); longer != nil {
+				run = longer
+			} else {
+				writeRun()
+				run = raw
+			}
+			continue
+		}
+		writeRun()
 		c.deliver(from, outs)
 	}
 }
 
-// flushBeforeRead calls flush before every read of its source.
-type flushBeforeRead struct {
-	r     io.Reader
-	flush func()
+// isPassthrough reports whether outs is frame itself, forwarded to to.
+func isPassthrough(outs []Out, to pipe.Side, frame []byte) bool {
+	return len(outs) == 1 && outs[0].To == to && outs[0].Op == "" &&
+		len(outs[0].Frame) == len(frame) && len(frame) > 0 && &outs[0].Frame[0] == &frame[0]
 }
 
-func (f flushBeforeRead) Read(p []byte) (int, error) {
-	f.flush()
-	return f.r.Read(p)
+// extendRun returns run extended by raw when raw follows it directly in
+// memory, and nil when it does not (or run is empty).
+func extendRun(run, raw []byte) []byte {
+	n := len(run)
+	if n == 0 || cap(run)-n < len(raw) || &run[:n+1][n] != &raw[0] {
+		return nil
+	}
+	return run[:n+len(raw)]
 }
 
 // deliver writes outs. Frames in the input's direction are written in

@@ -26,6 +26,10 @@ type TriggerIndex struct {
 	// std are the standard methods, for the modules that asked for
 	// unknown methods (Module.UnknownMethods).
 	std methodSet
+	// longest is the length of the longest quoted trigger.
+	longest int
+	// hasMethod: the method trigger is indexed (it reads past its end).
+	hasMethod bool
 }
 
 type trigger struct {
@@ -79,6 +83,8 @@ func (x *TriggerIndex) Add(t string, n uint) {
 // addQuoted indexes a trigger that starts with a quote and has at least
 // three bytes.
 func (x *TriggerIndex) addQuoted(tr trigger) {
+	x.longest = max(x.longest, len(tr.pat))
+	x.hasMethod = x.hasMethod || tr.method
 	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
 	if x.group[key] == 0 {
 		if len(x.groups) == 255 {
@@ -94,7 +100,11 @@ func (x *TriggerIndex) addQuoted(tr trigger) {
 
 // Match returns the set of modules (bit i for module i) with a trigger
 // that frame contains.
-func (x *TriggerIndex) Match(frame []byte) uint64 {
+func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0) }
+
+// matchFrom is Match, with the quoted triggers looked for only at offsets
+// from on.
+func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
 	var mask uint64
 	for _, t := range x.plain {
 		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
@@ -104,7 +114,7 @@ func (x *TriggerIndex) Match(frame []byte) uint64 {
 	if len(x.groups) == 0 {
 		return mask
 	}
-	for i := 0; mask != x.all; i++ {
+	for i := from; mask != x.all; i++ {
 		j := bytes.IndexByte(frame[i:], '"')
 		if j < 0 {
 			break

@@ -168,9 +168,9 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if err != nil {
 		return v, err
 	}
-	valid := v.Frame == nil || json.Valid(v.Frame)
+	valid := v.Frame == nil || pipe.Valid(v.Frame)
 	for _, o := range v.Out {
-		valid = valid && (o.Frame == nil || json.Valid(o.Frame))
+		valid = valid && (o.Frame == nil || pipe.Valid(o.Frame))
 	}
 	if !valid {
 		// A frame malformed below its envelope: splicing into it cannot

@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -52,7 +51,7 @@ func readToolCall(raw, upd []byte, isNew bool) *toolCallFrame {
 
 // toolCall handles tool_call and tool_call_update frames (C2-C7, M, S1).
 func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool) (rewrite.Verdict, error) {
-	if !json.Valid(f.Raw) {
+	if !pipe.Valid(f.Raw) {
 		// Malformed below the envelope: nothing can be spliced into it,
 		// and no state is taken from it (P5).
 		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "tool call frame is not valid JSON")

@@ -1,0 +1,79 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acp-normalize/acp-normalize/internal/benchharness"
+)
+
+func main() {
+	app := &cli.App{
+		Name:  "acp-bench",
+		Usage: "measure acp-normalize against a pipeline of cats with the same pipe hops",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "proxy", Value: "bin/acp-normalize", Usage: "the acp-normalize binary to measure"},
+			&cli.BoolFlag{Name: "short", Usage: "reduced workloads (make bench-short)"},
+			&cli.IntFlag{Name: "runs", Value: 5, Usage: "runs of each workload and variant (the table shows medians)"},
+			&cli.StringFlag{Name: "only", Usage: "run only workloads whose name matches this regular expression"},
+			&cli.StringFlag{Name: "baseline", Usage: "another acp-normalize binary to measure in the same run (before/after a change)"},
+			&cli.StringFlag{Name: "dir", Usage: "where to write the workload files (default: a temporary directory, removed after)"},
+		},
+		Action: run,
+	}
+	if err := app.Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "acp-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c *cli.Context) error {
+	if _, err := os.Stat(c.String("proxy")); err != nil {
+		return fmt.Errorf("the proxy binary (build it with make build): %w", err)
+	}
+	only, err := regexp.Compile(c.String("only"))
+	if err != nil {
+		return fmt.Errorf("--only: %w", err)
+	}
+	dir := c.String("dir")
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "acp-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	sizes := benchharness.FullSizes
+	if c.Bool("short") {
+		sizes = benchharness.ShortSizes
+	}
+	fmt.Fprintln(os.Stderr, "generating workloads in", dir)
+	workloads, err := benchharness.Generate(dir, sizes, 1)
+	if err != nil {
+		return err
+	}
+	variants := benchharness.Variants
+	if b := c.String("baseline"); b != "" {
+		variants = append(variants,
+			benchharness.Variant{Name: "baseline none", ProxyArgs: []string{"--modules", "none"}, Proxy: b},
+			benchharness.Variant{Name: "baseline all", ProxyArgs: []string{}, Proxy: b})
+	}
+	var rows []benchharness.Row
+	for _, w := range workloads {
+		if !only.MatchString(w.Name) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d runs of %d variants\n", w.Name, c.Int("runs"), len(variants))
+		samples, err := benchharness.Measure(w, c.String("proxy"), c.Int("runs"), variants)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.Name, err)
+		}
+		rows = append(rows, benchharness.Summarize(w, samples, variants)...)
+	}
+	benchharness.PrintTable(os.Stdout, rows)
+	return nil
+}

@@ -1,0 +1,6 @@
+package benchharness
+
+import "syscall"
+
+// maxRSSBytes: Linux reports ru_maxrss in KiB.
+func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss << 10 }
