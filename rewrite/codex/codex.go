@@ -10,8 +10,8 @@ import (
 // snapshot's vendor field.
 const Name = "codex"
 
-// AgentNames are the agentInfo.name values of Codex's ACP adapter (V1).
-var AgentNames = []string{"@agentclientprotocol/codex-acp"}
+// AgentName is the agentInfo.name of Codex's ACP adapter (V1).
+const AgentName = "@agentclientprotocol/codex-acp"
 
 // Module returns the codex module.
 func Module() rewrite.Module {
@@ -37,7 +37,7 @@ type rewriter struct {
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		id:    rewrite.NewIdentity(env, Name, AgentNames...),
+		id:    rewrite.NewIdentity(env, Name, AgentName),
 		calls: launch.NewTable(env, "codex launch calls", func(l *spawnCall) int64 { return l.snap.Bytes() }),
 	}
 }

@@ -14,8 +14,8 @@ import (
 // snapshot's vendor field.
 const Name = "gemini"
 
-// AgentNames are the agentInfo.name values of Gemini CLI (V1).
-var AgentNames = []string{"gemini-cli"}
+// AgentName is the agentInfo.name of Gemini CLI (V1).
+const AgentName = "gemini-cli"
 
 // Launch calls: the tool, the prefix of their toolCallIds and of their
 // titles (packages/cli/src/acp: "<tool>__<callId>", the invocation's
@@ -49,7 +49,7 @@ type rewriter struct {
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		id:    rewrite.NewIdentity(env, Name, AgentNames...),
+		id:    rewrite.NewIdentity(env, Name, AgentName),
 		calls: launch.NewTable(env, "gemini launch calls", (*meta.Subagent).Bytes),
 	}
 }
