@@ -36,8 +36,11 @@ type Pretty struct {
 	mods []rewrite.Module
 	clk  clock
 	run  *chunkRun
-	sb   strings.Builder
-	err  error
+	// recorded is set once a start event is seen: the capture is the
+	// proxy's own recording, so a missing exit record means it was cut.
+	recorded bool
+	sb       strings.Builder
+	err      error
 }
 
 // chunkRun is a run of unchanged chunk frames being collapsed.
@@ -84,22 +87,28 @@ func (t *Pretty) Step(s *proxy.Step) error {
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
 	case proxy.StepEvent:
+		t.recorded = t.recorded || s.Text == "start"
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+endLabel(s)))
 		t.changeLines(s)
 	case proxy.StepEnd:
 		t.endRun()
-		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+cutOffLabel(s)))
+		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+cutOffLabel(s, t.recorded)))
 		t.changeLines(s)
 	}
 	return t.flush()
 }
 
-// cutOffLabel describes the end of a capture that has no exit record:
-// the proxy did not get to write one (it was killed), or the capture was
-// cut. What the modules said when replayed as the client leaving follows.
-func cutOffLabel(s *proxy.Step) string {
-	label := "capture ends here (no exit record: the proxy was killed?)"
+// cutOffLabel describes the end of a capture that has no exit record. In
+// the proxy's own recording (recorded: it has a start event) the proxy
+// did not get to write one (it was killed), or the capture was cut; a
+// capture made another way (frames only) simply ends. What the modules
+// said when replayed as the client leaving follows.
+func cutOffLabel(s *proxy.Step, recorded bool) string {
+	label := "capture ends here (no exit record)"
+	if recorded {
+		label = "capture ends here (no exit record: the proxy was killed?)"
+	}
 	if len(s.Outs) > 0 {
 		label += "; replayed as " + endLabel(s)
 	}
