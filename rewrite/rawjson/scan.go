@@ -281,3 +281,35 @@ func LookupString(obj []byte, path ...string) (string, bool) {
 	}
 	return DecodeString(v)
 }
+
+// Pick reads several members of the JSON object obj in one walk: vals[i]
+// becomes the raw value of the member whose key is keys[i] (the last one,
+// as in Lookup), or nil when obj has none. A module that needs several
+// members of a frame with a large value (a 5 MB file read in a tool call's
+// content) skips that value once, not once per member. vals must be at
+// least as long as keys; it is cleared first. An error (obj is no object,
+// or malformed) leaves vals all nil.
+func Pick(obj []byte, keys []string, vals [][]byte) error {
+	vals = vals[:len(keys)]
+	clear(vals)
+	it, err := NewObjectIter(obj)
+	if err != nil {
+		return err
+	}
+	for {
+		m, ok := it.Next()
+		if !ok {
+			break
+		}
+		for i, k := range keys {
+			if KeyEqual(m.Key, k) {
+				vals[i] = m.Value
+			}
+		}
+	}
+	if it.err != nil {
+		clear(vals)
+		return it.err
+	}
+	return nil
+}
