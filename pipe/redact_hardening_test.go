@@ -91,6 +91,8 @@ func TestRedactText(t *testing.T) {
 		{"github fine-grained pat", `github_pat_11ABCDEFG0123456789_abcdefghijklmnop`, `<redacted>`},
 		{"aws access key id", `aws AKIAIOSFODNN7EXAMPLE here`, `aws <redacted> here`},
 		{"aws session key id", `ASIAIOSFODNN7EXAMPLE`, `<redacted>`},
+		{"google api key (gemini)", `GEMINI_API_KEY is AIzaSyA1b2C3d4E5f6G7h8I9j0K_lMnOpQrStUv here`, `GEMINI_API_KEY is <redacted> here`},
+		{"google api key in a url", `GET https://generativelanguage.googleapis.com/v1beta/models?key=AIzaSyA1b2C3d4E5f6G7h8I9j0K-lMnOpQrStUv`, `GET https://generativelanguage.googleapis.com/v1beta/models?key=<redacted>`},
 		{"slack bot token", `xoxb-1234567890-abcdefghij`, `<redacted>`},
 		{"slack user token", `xoxp-1234567890-abcdefghij`, `<redacted>`},
 		{"bearer", `Authorization: Bearer abc.def-ghi_jkl`, `Authorization: Bearer <redacted>`},

@@ -13,20 +13,21 @@ const RedactedText = "<redacted>"
 // tokenShapes are credentials recognisable by their shape alone, wherever
 // they appear in a text: OpenAI and Anthropic keys (sk-..., sk-ant-...),
 // GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), AWS access key
-// ids (AKIA..., ASIA...), Slack tokens (xoxb-, xoxp-, xoxa-, xoxo-, xoxr-,
-// xoxs-) and JWTs (eyJ...). Go's regexp runs in time linear in the text.
+// ids (AKIA..., ASIA...), Google API keys (AIza..., Gemini's), Slack tokens
+// (xoxb-, xoxp-, xoxa-, xoxo-, xoxr-, xoxs-) and JWTs (eyJ...). Go's regexp runs in time linear in the text.
 var tokenShapes = regexp.MustCompile(`\b(?:` +
 	`sk-[A-Za-z0-9_-]{16,}` +
 	`|gh[pousr]_[A-Za-z0-9]{20,}` +
 	`|github_pat_[A-Za-z0-9_]{20,}` +
 	`|(?:AKIA|ASIA)[0-9A-Z]{16}` +
+	`|AIza[0-9A-Za-z_-]{35}` +
 	`|xox[abposr]-[A-Za-z0-9-]{10,}` +
 	`|eyJ[A-Za-z0-9_-]{16,}(?:\.[A-Za-z0-9_-]+){0,2}` +
 	`)`)
 
 // tokenMarkers are literals one of which every token shape contains: a
 // text with none of them is not searched with the expression.
-var tokenMarkers = [...]string{"sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "eyJ"}
+var tokenMarkers = [...]string{"sk-", "gh", "github_pat_", "AKIA", "ASIA", "AIza", "xox", "eyJ"}
 
 // bearerToken is the credential after the HTTP Bearer scheme: "Bearer
 // abc..." becomes "Bearer <redacted>" (8 characters at least, so that

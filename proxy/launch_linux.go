@@ -72,7 +72,7 @@ func (l *launcher) started(cmd *exec.Cmd) (processGroup, int, error) {
 	line = strings.TrimSuffix(line, "\n")
 	if pid, ok := strings.CutPrefix(line, "started "); ok {
 		if n, err := strconv.Atoi(pid); err == nil {
-			return processGroup{control: &controlPipe{w: l.controlW}}, n, nil
+			return processGroup{control: &controlPipe{w: l.controlW}, pgid: n}, n, nil
 		}
 	}
 	_ = l.controlW.Close()
@@ -93,37 +93,63 @@ type controlPipe struct {
 	w  *os.File
 }
 
-func (c *controlPipe) send(cmd string) error {
+// send writes cmd to the subreaper. gone reports that the subreaper has
+// exited (only it holds the pipe's read end): normally it ended every
+// descendant first, but if it was killed (SIGKILL, the OOM killer) what
+// it left is the caller's to end.
+func (c *controlPipe) send(cmd string) (gone bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, err := io.WriteString(c.w, cmd+"\n")
+	_, err = io.WriteString(c.w, cmd+"\n")
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
-		return nil // the subreaper is gone, and so is everything below it
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // processGroup is the agent's whole process tree, as the subreaper sees
 // it: signals go to the agent's group through the subreaper, and kill ends
-// every descendant.
-type processGroup struct{ control *controlPipe }
+// every descendant. If the subreaper was killed, its parent-death signal
+// killed the agent, and signals go to the agent's process group directly:
+// that still ends the processes that stayed in it (those that left it are
+// beyond reach then).
+type processGroup struct {
+	control *controlPipe
+	pgid    int // the agent's pid
+}
 
 func (g processGroup) signal(sig os.Signal) error {
 	s, ok := sig.(syscall.Signal)
 	if !ok {
 		return errors.New("not a Unix signal")
 	}
-	return g.control.send("signal " + strconv.Itoa(int(s)))
+	return g.send("signal "+strconv.Itoa(int(s)), s)
 }
 
-// alive reports false: the subreaper ends every descendant before it
-// exits, so once the proxy has seen it exit there is nothing left.
-func (g processGroup) alive() bool { return false }
+// send sends cmd to the subreaper, or sig to the agent's group when the
+// subreaper is gone.
+func (g processGroup) send(cmd string, sig syscall.Signal) error {
+	gone, err := g.control.send(cmd)
+	if !gone {
+		return err
+	}
+	if err := syscall.Kill(-g.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// alive is asked once the proxy has seen the subreaper exit. After a
+// normal exit the subreaper has ended every descendant, and the agent's
+// group is empty; after the subreaper was killed, processes may be left
+// in it. Processes this user may not signal (EPERM) do not count: the
+// subreaper gave up on those already.
+func (g processGroup) alive() bool { return syscall.Kill(-g.pgid, 0) == nil }
 
 func (g processGroup) terminate() error { return g.signal(syscall.SIGTERM) }
 
 // kill ends the agent and every descendant at once (SIGKILL).
-func (g processGroup) kill() error { return g.control.send("kill") }
+func (g processGroup) kill() error { return g.send("kill", syscall.SIGKILL) }
 
 // release closes the command pipe: a subreaper still running then ends
 // every descendant.

@@ -621,16 +621,21 @@ func (c *connection) writeFailed(to pipe.Side, err error) {
 	})
 }
 
+// maxStderrLine bounds the agent stderr line copyStderr holds (P6): a
+// longer line is passed on in pieces of this size.
+const maxStderrLine = 1 << 20
+
 // copyStderr copies the agent's stderr line by line to AgentStderr and
 // the capture. It runs on its own goroutine, so a slow stderr never blocks
-// the protocol streams (rule F4).
+// the protocol streams (rule F4). A line longer than maxStderrLine is
+// passed on in pieces.
 func (c *connection) copyStderr() {
 	br := bufio.NewReaderSize(c.agent.stderr, 16<<10)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
+		if errors.Is(err, bufio.ErrBufferFull) && len(line) < maxStderrLine {
 			continue
 		}
 		if len(line) > 0 {
@@ -646,7 +651,7 @@ func (c *connection) copyStderr() {
 			}
 			line = line[:0]
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
 		}
 	}

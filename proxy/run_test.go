@@ -5,9 +5,11 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,4 +84,47 @@ func TestRunStartFailure(t *testing.T) {
 		t.Fatalf("err = %v, want a *StartError", err)
 	}
 
+}
+
+// maxWriteRecorder records the largest single write it gets.
+type maxWriteRecorder struct {
+	mu         sync.Mutex
+	max, total int
+	newlines   int
+}
+
+func (w *maxWriteRecorder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.max = max(w.max, len(p))
+	w.total += len(p)
+	w.newlines += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// P6, F4: an agent that writes to stderr without ever ending the line (a
+// progress display redrawn with \r, say) does not make the proxy hold it
+// all: a line is passed on in pieces of at most maxStderrLine bytes.
+func TestRunStderrLineBounded(t *testing.T) {
+	t.Parallel()
+	const n = 3 << 20
+	var stderr maxWriteRecorder
+	code, err := Run(Config{
+		Argv:        []string{"sh", "-c", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x >&2`, n)},
+		KillGrace:   5 * time.Second,
+		Stdin:       strings.NewReader(""),
+		Stdout:      io.Discard,
+		AgentStderr: &stderr,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	if stderr.max > maxStderrLine+1 {
+		t.Errorf("a stderr write of %d bytes: the line was held whole (cap %d)", stderr.max, maxStderrLine)
+	}
+	if got := stderr.total - stderr.newlines; got != n {
+		t.Errorf("%d bytes of stderr passed on, want %d", got, n)
+	}
 }

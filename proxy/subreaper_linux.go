@@ -244,10 +244,7 @@ func (s *subreaper) run(sigs <-chan os.Signal, control <-chan controlCommand) in
 				signalDescendants(syscall.SIGKILL) // orphans of the one that died
 			}
 		case <-none:
-			if s.code < 0 {
-				return 128 + int(syscall.SIGKILL)
-			}
-			return s.code
+			return s.exitCode()
 		case sig := <-sigs:
 			if sig == parentDeathSignal {
 				if os.Getppid() != s.parent {
@@ -275,11 +272,27 @@ func (s *subreaper) run(sigs <-chan os.Signal, control <-chan controlCommand) in
 			graceOver = nil
 			s.killAll()
 		case <-tick.C:
-			if s.killing {
-				signalDescendants(syscall.SIGKILL)
+			if !s.killing {
+				continue
+			}
+			if signalled, refused := signalDescendants(syscall.SIGKILL); signalled == 0 && refused > 0 {
+				// Only processes this user may not signal are left (a
+				// setuid program made them another user's, as sudo
+				// does): waiting for them could take forever.
+				fmt.Fprintf(os.Stderr, "acp-normalize-subreaper: %d process(es) of the agent's tree belong to another user and cannot be ended; leaving them\n", refused)
+				return s.exitCode()
 			}
 		}
 	}
+}
+
+// exitCode is the subreaper's exit code: the agent's, or 128+SIGKILL if
+// it was not seen to exit.
+func (s *subreaper) exitCode() int {
+	if s.code < 0 {
+		return 128 + int(syscall.SIGKILL)
+	}
+	return s.code
 }
 
 // endAll starts the end of every descendant: SIGTERM now, SIGKILL after
@@ -315,11 +328,19 @@ func waitStatusCode(ws syscall.WaitStatus) int {
 
 // signalDescendants sends sig to every descendant of this process, found
 // by walking /proc (orphans of the agent's tree are children of the
-// subreaper, so the walk from it reaches all of them).
-func signalDescendants(sig syscall.Signal) {
+// subreaper, so the walk from it reaches all of them). It counts the
+// processes signalled (zombies included) and those that refused it
+// (EPERM: another user's).
+func signalDescendants(sig syscall.Signal) (signalled, refused int) {
 	for _, pid := range descendants(os.Getpid()) {
-		_ = syscall.Kill(pid, sig)
+		switch err := syscall.Kill(pid, sig); {
+		case err == nil:
+			signalled++
+		case errors.Is(err, syscall.EPERM):
+			refused++
+		}
 	}
+	return signalled, refused
 }
 
 // descendants returns the pids below root in the process tree.

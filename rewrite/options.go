@@ -54,7 +54,7 @@ const VendorOption = "vendor"
 func SharedOptions() []Option {
 	return []Option{{
 		Name:  ForwardUnknownVendorMethods,
-		Usage: "pass vendor methods no client knows (cursor/*, craft/*, ...) to the client instead of answering them with -32601",
+		Usage: "pass agent methods no client knows (cursor/*, craft/*, ...) to the client instead of answering requests -32601 and dropping notifications",
 	}, {
 		Name:  VendorOption,
 		Usage: "treat the agent as this vendor's (a module name: codex, gemini, qwen, opencode) even when its initialize result does not name it",

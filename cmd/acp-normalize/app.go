@@ -144,6 +144,9 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitUsage, usageError("--kill-grace must be positive")
 	}
 	settings := optionSettings(c, moduleOptions())
+	if err := checkVendor(allModules(), settings); err != nil {
+		return exitUsage, usageError("--vendor: %v", err)
+	}
 	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)

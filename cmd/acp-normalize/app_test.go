@@ -74,6 +74,38 @@ func TestSelectModules(t *testing.T) {
 	}
 }
 
+// TestCheckVendor: --vendor must name a module that waits for its agent's
+// agentInfo.name (V1); any other value would be silently ignored.
+func TestCheckVendor(t *testing.T) {
+	mk := func(name string, triggers ...string) rewrite.Module {
+		return rewrite.Module{Name: name, Doc: "d", Triggers: triggers, New: func(rewrite.Env) rewrite.Rewriter { return nil }}
+	}
+	all := []rewrite.Module{mk("cursor", `"cursor/`), mk("qwen", rewrite.AgentInfoTrigger, `"tool_call"`)}
+	tests := []struct {
+		name     string
+		settings rewrite.Settings
+		wantErr  string
+	}{
+		{"not given", rewrite.Settings{}, ""},
+		{"empty", rewrite.Settings{rewrite.VendorOption: ""}, ""},
+		{"a vendor module", rewrite.Settings{rewrite.VendorOption: "qwen"}, ""},
+		{"no such module", rewrite.Settings{rewrite.VendorOption: "qwne"}, `unknown vendor "qwne" (have: qwen)`},
+		{"a module that names no agent", rewrite.Settings{rewrite.VendorOption: "cursor"}, `unknown vendor "cursor" (have: qwen)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkVendor(all, tt.settings)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Fatalf("checkVendor = %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestModuleListIsValid(t *testing.T) {
 	if err := rewrite.Validate(allModules()); err != nil {
 		t.Fatal(err)

@@ -1,3 +1,7 @@
+//go:build unix
+
+// readCaptureFacts, which this test uses, is in interop_ts_test.go (unix).
+
 package main
 
 import (

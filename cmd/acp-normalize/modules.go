@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -115,4 +116,25 @@ func selectModules(all []rewrite.Module, spec string) ([]rewrite.Module, error) 
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// checkVendor rejects a --vendor value that names no vendor module: a
+// module acts on it only when it waits for its agent's agentInfo.name
+// (rule V1, rewrite.AgentInfoTrigger), so any other value would be
+// silently ignored. An empty value names none.
+func checkVendor(all []rewrite.Module, s rewrite.Settings) error {
+	v := s.String(rewrite.VendorOption)
+	if v == "" {
+		return nil
+	}
+	var names []string
+	for _, m := range all {
+		if slices.Contains(m.Triggers, rewrite.AgentInfoTrigger) {
+			names = append(names, m.Name)
+		}
+	}
+	if slices.Contains(names, v) {
+		return nil
+	}
+	return fmt.Errorf("unknown vendor %q (have: %s)", v, strings.Join(names, ", "))
 }

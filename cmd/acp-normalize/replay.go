@@ -243,6 +243,9 @@ type replaySettings struct {
 // or after "replay" (the nearest wins), and checks them.
 func explicitSettings(c *cli.Context) (replaySettings, error) {
 	rs := replaySettings{options: optionSettings(c, moduleOptions())}
+	if err := checkVendor(allModules(), rs.options); err != nil {
+		return rs, usageError("--vendor: %v", err)
+	}
 	if lc := setIn(c, "modules"); lc != nil {
 		rs.modules = lc.String("modules")
 		if _, err := selectModules(allModules(), rs.modules); err != nil {

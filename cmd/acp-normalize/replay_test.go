@@ -79,6 +79,16 @@ func TestReplayUnknownModule(t *testing.T) {
 	}
 }
 
+// TestReplayUnknownVendor: --vendor has the proxy's semantics; a name
+// that is no vendor module's is a usage error (exit 2), not ignored.
+func TestReplayUnknownVendor(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"acp-normalize", "replay", "--vendor", "qwne", "testdata/mock-session.jsonl"}, nil, &stdout, &stderr)
+	if code != exitUsage || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), `acp-normalize: --vendor: unknown vendor "qwne"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
 // TestReplayStdin: "-" replays a capture from stdin.
 func TestReplayStdin(t *testing.T) {
 	in := `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_x","params":{ }}}` + "\n"
