@@ -16,19 +16,16 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if params == nil {
 		return rewrite.Verdict{}, nil
 	}
-	// One walk of params and one of the update read every member the
-	// module needs: a tool call's content can be megabytes, skipped once
-	// rather than once per member (issue 11).
+	// One walk of params, into its update, reads every member the module
+	// needs: a tool call's content can be megabytes, skipped once rather
+	// than once per member (issue 11).
 	var p [2][]byte
-	if rawjson.Pick(params, paramsKeys[:], p[:]) != nil {
+	var u updateMembers
+	if rawjson.PickIn(params, paramsKeys[:], p[:], "update", updateKeyNames[:], u[:]) != nil {
 		return rewrite.Verdict{}, nil
 	}
 	sid, upd := str(p[0]), p[1]
 	if rawjson.FirstByte(upd) != '{' {
-		return rewrite.Verdict{}, nil
-	}
-	var u updateMembers
-	if rawjson.Pick(upd, updateKeyNames[:], u[:]) != nil {
 		return rewrite.Verdict{}, nil
 	}
 	switch str(u[updSessionUpdate]) {

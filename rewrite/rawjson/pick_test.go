@@ -74,3 +74,110 @@ func BenchmarkPick(b *testing.B) {
 		}
 	}
 }
+
+func TestPickIn(t *testing.T) {
+	keys, innerKeys := []string{"sessionId", "update"}, []string{"sessionUpdate", "content"}
+	tests := []struct {
+		name    string
+		obj     string
+		want    []string // vals then innerVals; "" for nil
+		wantErr bool
+	}{
+		{"params of a tool call", `{"sessionId":"s","update":{"sessionUpdate":"tool_call","content":[{"t":"a\"}"}]}}`,
+			[]string{`"s"`, `{"sessionUpdate":"tool_call","content":[{"t":"a\"}"}]}`, `"tool_call"`, `[{"t":"a\"}"}]`}, false},
+		{"update after other members", ` { "x" : [1,{"update":{}}] , "update" : { "content" : null } } `,
+			[]string{"", `{ "content" : null }`, "", "null"}, false},
+		{"last update wins", `{"update":{"sessionUpdate":"a"},"update":{"content":1}}`,
+			[]string{"", `{"content":1}`, "", "1"}, false},
+		{"update no object", `{"update":{"sessionUpdate":"a"},"update":"x"}`, []string{"", `"x"`, "", ""}, false},
+		{"malformed update", `{"sessionId":"s","update":{"content" 1}}`, []string{"", "", "", ""}, true},
+		{"malformed after update", `{"update":{"content":1},}`, []string{"", "", "", ""}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals, inner := make([][]byte, 2), make([][]byte, 2)
+			err := PickIn([]byte(tt.obj), keys, vals, "update", innerKeys, inner)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("PickIn error = %v, want error %v", err, tt.wantErr)
+			}
+			for i, got := range append(vals, inner...) {
+				if string(got) != tt.want[i] || (got == nil) != (tt.want[i] == "") {
+					t.Errorf("value %d = %q, want %q", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// FuzzPickIn: PickIn finds what Pick over the object and then Pick over
+// its inner member find; it fails only where one of those walks fails.
+func FuzzPickIn(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"u":{"a":2,"b":"x"}}`, `{"u":{"a":1},"u":{"b":2}}`, `{"u":{"a" 1}}`, `{"u":[1],"a":{}}`,
+		`{"\u0075":{"b":{"u":1}}}`, `{"u":{"a":1},"u":2}`, `{"u":{"a":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	keys, innerKeys := []string{"a", "u"}, []string{"a", "b"}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		vals, inner := make([][]byte, 2), make([][]byte, 2)
+		err := PickIn(obj, keys, vals, "u", innerKeys, inner)
+		wantVals, wantInner := make([][]byte, 2), make([][]byte, 2)
+		outerErr := Pick(obj, keys, wantVals)
+		var innerErr error
+		if outerErr == nil {
+			// Every member named u that is an object is walked.
+			_ = Members(obj, func(m Member) bool {
+				if m.KeyIs("u") && FirstByte(m.Value) == '{' {
+					if e := Pick(m.Value, innerKeys, make([][]byte, 2)); e != nil {
+						innerErr = e
+					}
+				}
+				return true
+			})
+			if FirstByte(wantVals[1]) == '{' {
+				_ = Pick(wantVals[1], innerKeys, wantInner)
+			}
+		}
+		if (err != nil) != (outerErr != nil || innerErr != nil) {
+			t.Fatalf("PickIn(%q) error %v; Pick: %v, inner: %v", obj, err, outerErr, innerErr)
+		}
+		if err != nil {
+			wantVals, wantInner = make([][]byte, 2), make([][]byte, 2)
+		}
+		for i, got := range append(vals, inner...) {
+			want := append(wantVals, wantInner...)[i]
+			if string(got) != string(want) || (got == nil) != (want == nil) {
+				t.Fatalf("PickIn(%q) value %d = %q, want %q", obj, i, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkPickIn: a session/update's params with a 1 MB content read
+// with Pick twice (params, then update) and with PickIn (one walk).
+func BenchmarkPickIn(b *testing.B) {
+	params := []byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","content":[{"type":"text","text":"`)
+	for len(params) < 1<<20 {
+		params = append(params, `say \"hi\" `...)
+	}
+	params = append(params, `"}]}}`...)
+	keys, innerKeys := []string{"sessionId", "update"}, []string{"sessionUpdate", "toolCallId", "content", "status"}
+	vals, inner := make([][]byte, len(keys)), make([][]byte, len(innerKeys))
+	b.Run("Pick twice", func(b *testing.B) {
+		b.SetBytes(int64(len(params)))
+		for b.Loop() {
+			if Pick(params, keys, vals) != nil || Pick(vals[1], innerKeys, inner) != nil {
+				b.Fatal("malformed")
+			}
+		}
+	})
+	b.Run("PickIn", func(b *testing.B) {
+		b.SetBytes(int64(len(params)))
+		for b.Loop() {
+			if PickIn(params, keys, vals, "update", innerKeys, inner) != nil {
+				b.Fatal("malformed")
+			}
+		}
+	})
+}
