@@ -67,6 +67,14 @@ type Env struct {
 	Budget *table.Budget
 }
 
+// Log returns the module's logger, or one that discards when none is set.
+func (e Env) Log() *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger
+}
+
 var moduleName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // Validate checks a module list: every module has a valid, unique name, a

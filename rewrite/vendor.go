@@ -12,6 +12,15 @@ import (
 // (rule V1).
 const AgentInfoTrigger = `"agentInfo":`
 
+// ClosedSession returns the sessionId of a client's session/close: the
+// session whose state a module drops (P6).
+func ClosedSession(f *Frame) (string, bool) {
+	if f.From != pipe.Client || f.Method() != "session/close" {
+		return "", false
+	}
+	return rawjson.LookupString(f.Raw, "params", "sessionId")
+}
+
 // Identity tells a vendor module whether the connection's agent is its
 // vendor (rule V1): yes from the start with --vendor naming the module,
 // else once an initialize result names one of the vendor's agents in

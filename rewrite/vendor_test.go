@@ -35,3 +35,26 @@ func TestIdentity(t *testing.T) {
 		})
 	}
 }
+
+func TestClosedSession(t *testing.T) {
+	tests := []struct {
+		name  string
+		from  pipe.Side
+		frame string
+		sid   string
+		ok    bool
+	}{
+		{"client closes", pipe.Client, `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"S"}}`, "S", true},
+		{"from the agent", pipe.Agent, `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"S"}}`, "", false},
+		{"another method", pipe.Client, `{"jsonrpc":"2.0","id":1,"method":"session/cancel","params":{"sessionId":"S"}}`, "", false},
+		{"no sessionId", pipe.Client, `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{}}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sid, ok := ClosedSession(NewFrame(tt.from, []byte(tt.frame), 1))
+			if sid != tt.sid || ok != tt.ok {
+				t.Errorf("ClosedSession = %q, %v; want %q, %v", sid, ok, tt.sid, tt.ok)
+			}
+		})
+	}
+}

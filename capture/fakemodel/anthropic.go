@@ -93,21 +93,9 @@ func anthropicContent(raw json.RawMessage) (string, []ToolCall, []ToolResult, er
 }
 
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	req, turn, ok := s.request(w, r, decodeAnthropic, "toolu_01Fake")
 	if !ok {
 		return
-	}
-	req, err := decodeAnthropic(body)
-	if err != nil {
-		s.logRequest(r, body, "bad-request")
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	turn := s.decide(r, body, req)
-	for i := range turn.ToolCalls {
-		if turn.ToolCalls[i].ID == "" {
-			turn.ToolCalls[i].ID = s.nextID("toolu_01Fake")
-		}
 	}
 	msgID := s.nextID("msg_01Fake")
 	if req.Stream {

@@ -73,8 +73,21 @@ func decodeChat(body []byte) (*Request, bool, error) {
 	return req, includeUsage, nil
 }
 
-// chatContent reads a content value: null, a string or a list of parts.
+// chatContent reads a content value: null, a string or a list of parts,
+// of which the "text" ones count.
 func chatContent(raw json.RawMessage) (string, error) {
+	return partsText(raw, func(p textPart) bool { return p.Type == "text" })
+}
+
+// textPart is one part of a content value that is a list.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// partsText reads a content value: null, a string, or a list of parts
+// whose texts it joins with newlines, the parts keep accepts.
+func partsText(raw json.RawMessage, keep func(textPart) bool) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -82,16 +95,13 @@ func chatContent(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []textPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", err
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		if keep(p) {
 			texts = append(texts, p.Text)
 		}
 	}
@@ -99,21 +109,14 @@ func chatContent(raw json.RawMessage) (string, error) {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	var includeUsage bool
+	decode := func(body []byte) (req *Request, err error) {
+		req, includeUsage, err = decodeChat(body)
+		return req, err
+	}
+	req, turn, ok := s.request(w, r, decode, "call_fake_")
 	if !ok {
 		return
-	}
-	req, includeUsage, err := decodeChat(body)
-	if err != nil {
-		s.logRequest(r, body, "bad-request")
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	turn := s.decide(r, body, req)
-	for i := range turn.ToolCalls {
-		if turn.ToolCalls[i].ID == "" {
-			turn.ToolCalls[i].ID = s.nextID("call_fake_")
-		}
 	}
 	id := s.nextID("chatcmpl-fake-")
 	if req.Stream {

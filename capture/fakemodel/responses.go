@@ -156,44 +156,13 @@ func nonEmpty(texts ...string) []string {
 // responsesText reads a content or output value: null, a string or a list
 // of parts with text.
 func responsesText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", err
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), nil
+	return partsText(raw, func(p textPart) bool { return p.Text != "" })
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	req, turn, ok := s.request(w, r, decodeResponses, "call_fake_")
 	if !ok {
 		return
-	}
-	req, err := decodeResponses(body)
-	if err != nil {
-		s.logRequest(r, body, "bad-request")
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	turn := s.decide(r, body, req)
-	for i := range turn.ToolCalls {
-		if turn.ToolCalls[i].ID == "" {
-			turn.ToolCalls[i].ID = s.nextID("call_fake_")
-		}
 	}
 	id := s.nextID("resp_fake_")
 	items := responsesItems(id, req, turn)

@@ -144,6 +144,29 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return body, true
 }
 
+// request reads and decodes a request and asks the scenario for its
+// turn, whose tool calls without an id get one opening with toolIDPrefix;
+// a request it cannot read or decode is answered 400 and ok is false.
+func (s *Server) request(w http.ResponseWriter, r *http.Request, decode func([]byte) (*Request, error), toolIDPrefix string) (req *Request, turn Turn, ok bool) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return nil, Turn{}, false
+	}
+	req, err := decode(body)
+	if err != nil {
+		s.logRequest(r, body, "bad-request")
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, Turn{}, false
+	}
+	turn = s.decide(r, body, req)
+	for i := range turn.ToolCalls {
+		if turn.ToolCalls[i].ID == "" {
+			turn.ToolCalls[i].ID = s.nextID(toolIDPrefix)
+		}
+	}
+	return req, turn, true
+}
+
 // decide decodes nothing itself: it numbers the request, asks the scenario
 // and logs the request with the rule that answered.
 func (s *Server) decide(r *http.Request, body []byte, req *Request) Turn {

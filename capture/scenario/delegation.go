@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -15,6 +16,30 @@ const Marker = "[subtask-marker]"
 // NotesFirstLine is the first line of the workspace's notes.txt, which the
 // scripts' subagents report.
 const NotesFirstLine = "alpha: the first line of the notes file"
+
+// What the scripted models say, the same for every vendor whose script
+// is a Delegation of the notes task.
+const (
+	// childFinal is the subagent's answer.
+	childFinal = "First line of notes.txt: " + NotesFirstLine
+	// reportFinal is the main agent's answer, relaying the subagent's.
+	reportFinal = "The subagent reports: " + NotesFirstLine
+	// readPrompt is the task the main agent hands its subagent.
+	readPrompt = "Read the file notes.txt in the workspace and report its first line."
+)
+
+// launchArgs are the usual arguments of a subagent launch of the notes
+// task: the description, the prompt (behind Marker) and the subagent
+// type, with a vendor's own (its background flag) from extra.
+func launchArgs(subagentType, prompt string, extra map[string]any) map[string]any {
+	args := map[string]any{
+		"description":   "Read notes file",
+		"prompt":        Marker + " " + prompt,
+		"subagent_type": subagentType,
+	}
+	maps.Copy(args, extra)
+	return args
+}
 
 // Scenario is one recordable session: the model script and the prompt.
 type Scenario struct {

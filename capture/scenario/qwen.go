@@ -16,36 +16,28 @@ func qwen(p Params) map[string]Scenario {
 		textRule("memory", "Managed memory", "Nothing to save."),
 	}
 	launch := func(background bool, prompt string) map[string]any {
-		return map[string]any{
-			"description":       "Read notes file",
-			"prompt":            Marker + " " + prompt,
-			"subagent_type":     "general-purpose",
-			"run_in_background": background,
-		}
+		return launchArgs("general-purpose", prompt, map[string]any{"run_in_background": background})
 	}
 	read := call("read_file", map[string]any{"file_path": notes})
 	shell := call("run_shell_command", map[string]any{
 		"command": "cp notes.txt notes-copy.txt", "description": "Copy the notes file", "is_background": false,
 	})
-	final := "First line of notes.txt: " + NotesFirstLine
-	mainFinal := "The subagent reports: " + NotesFirstLine
-	readPrompt := "Read the file notes.txt in the workspace and report its first line."
 	return map[string]Scenario{
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent (run it in the foreground) and tell me its first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(false, readPrompt),
-				ChildSteps: steps(read), ChildFinal: final, MainFinal: mainFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(true, readPrompt),
-				ChildSteps: steps(read), ChildFinal: final, MainFinal: mainFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (foreground, using the shell) and tell me the first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent",
 				LaunchArgs: launch(false, "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."),
-				ChildSteps: steps(shell, read), ChildFinal: final, MainFinal: mainFinal}.Script(),
+				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
 		},
 	}
 }

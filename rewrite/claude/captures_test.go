@@ -3,6 +3,7 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -191,12 +192,12 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := readRecords(t, data)
-			all := route(t, recs, nil, claudeModule())
-			plain := route(t, recs, nil, identityModule())
+			recs := moduletest.ReadRecords(t, data)
+			all := moduletest.Route(t, recs, nil, claudeModule())
+			plain := moduletest.Route(t, recs, nil, identityModule())
 			// The frames the module adds are the launch calls' updates of
 			// L6 and L7; every other output matches one without the module.
-			var outs []output
+			var outs []moduletest.Output
 			for _, o := range all {
 				if o.Op == pipe.OpEmit {
 					checkLaunchUpdate(t, rewrite.Output{To: o.To, Frame: o.Frame})
@@ -214,35 +215,35 @@ func TestCaptures(t *testing.T) {
 			if !reflect.DeepEqual(parents, tc.parents) {
 				t.Errorf("frames with parentToolCallId: got %v, want %v", parents, tc.parents)
 			}
-			got := snapshots(t, all)
+			got := moduletest.Snapshots(t, all)
 			if !reflect.DeepEqual(got, tc.snapshots) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(tc.snapshots, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			rewritetest.CheckFile(t, golden, formatOutputs(all))
+			rewritetest.CheckFile(t, golden, moduletest.Format(all))
 		})
 	}
 }
 
 // checkCaptureOutput checks one output against the same output without the
 // module, and counts parent links by value.
-func checkCaptureOutput(t *testing.T, n int, o, plain output, parents map[string]int) {
+func checkCaptureOutput(t *testing.T, n int, o, plain moduletest.Output, parents map[string]int) {
 	t.Helper()
 	if !json.Valid(o.Frame) {
 		t.Errorf("output %d is not JSON: %s", n, o.Frame)
 	}
-	if o.To != plain.To || o.in.Seq != plain.in.Seq {
+	if o.To != plain.To || o.In.Seq != plain.In.Seq {
 		t.Fatalf("output %d goes elsewhere with the module", n)
 	}
-	if !bytes.Contains(o.in.Frame, []byte("claudeCode")) {
-		if !bytes.Equal(o.Frame, o.in.Frame) || !bytes.Equal(o.Frame, plain.Frame) || o.Op != "" {
-			t.Errorf("output %d: a frame without claudeCode was changed:\n%s\n%s", n, o.in.Frame, o.Frame)
+	if !bytes.Contains(o.In.Frame, []byte("claudeCode")) {
+		if !bytes.Equal(o.Frame, o.In.Frame) || !bytes.Equal(o.Frame, plain.Frame) || o.Op != "" {
+			t.Errorf("output %d: a frame without claudeCode was changed:\n%s\n%s", n, o.In.Frame, o.Frame)
 		}
 		return
 	}
-	obj := updateObject(o.Frame)
+	obj := moduletest.Described(o.Frame)
 	path := metaPath(o.Frame)
 	if !bytes.Equal(o.Frame, plain.Frame) {
 		if path == nil {

@@ -102,12 +102,11 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // sessionUpdate handles a session/update: launch-call frames get the
 // snapshot (L3), subagent frames the parent link (L4).
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
-	update, ok := f.Lookup("params", "update")
-	if !ok || rawjson.FirstByte(update) != '{' {
+	update, cc, ok := claudeCodeOf(f, "params", "update")
+	switch {
+	case !ok:
 		return rewrite.Verdict{}, nil
-	}
-	cc, ok := rawjson.Lookup(update, "_meta", "claudeCode")
-	if !ok {
+	case cc == nil:
 		return r.handback(f, update) // L7; anything else is never touched
 	}
 	tag, _ := rawjson.LookupString(update, "sessionUpdate")
@@ -115,25 +114,29 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	case "subagent_update", "session_message":
 		return rewrite.Verdict{}, nil // native subagent sessions pass through (L5, S3)
 	}
-	if rawjson.FirstByte(cc) != '{' {
-		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "_meta.claudeCode is not an object")
-	}
-	parent, hasParent, err := parentOf(cc)
+	parent, hasParent, err := parentOf(cc, "_meta.claudeCode")
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap *meta.Subagent
+	var c *call
 	if tag == "tool_call" || tag == "tool_call_update" {
 		session, _ := f.Lookup("params", "sessionId")
-		c, err := r.observe(session, update, cc, tag == "tool_call", false)
-		if err != nil {
+		if c, err = r.observe(session, update, cc, tag == "tool_call", false); err != nil {
 			return rewrite.Verdict{}, err
 		}
-		if c != nil {
-			snap = c.snapshot()
-		}
 	}
-	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "update")
+	return r.annotated(f, c, parent, hasParent, "params", "update")
+}
+
+// annotated gives the object at obj of f the snapshot of c, when f is a
+// frame of launch call c, and the parent link of a child frame;
+// after a child frame comes the launch call's running update (L6).
+func (r *rewriter) annotated(f *rewrite.Frame, c *call, parent []byte, hasParent bool, obj ...string) (rewrite.Verdict, error) {
+	var snap *meta.Subagent
+	if c != nil {
+		snap = c.snapshot()
+	}
+	v, err := annotate(f.Raw, snap, parent, hasParent, obj...)
 	if err != nil || !hasParent {
 		return v, err
 	}
@@ -158,18 +161,11 @@ func (r *rewriter) afterChild(f *rewrite.Frame, v rewrite.Verdict, parent []byte
 // the added metadata live in the _meta of params.toolCall, the thing the
 // request is about.
 func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) {
-	tc, ok := f.Lookup("params", "toolCall")
-	if !ok || rawjson.FirstByte(tc) != '{' {
+	tc, cc, ok := claudeCodeOf(f, "params", "toolCall")
+	if !ok || cc == nil {
 		return rewrite.Verdict{}, nil
 	}
-	cc, ok := rawjson.Lookup(tc, "_meta", "claudeCode")
-	if !ok {
-		return rewrite.Verdict{}, nil
-	}
-	if rawjson.FirstByte(cc) != '{' {
-		return rewrite.Verdict{}, rewrite.RuleErrorf("L4", "toolCall._meta.claudeCode is not an object")
-	}
-	parent, hasParent, err := parentOf(cc)
+	parent, hasParent, err := parentOf(cc, "toolCall._meta.claudeCode")
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
@@ -178,21 +174,29 @@ func (r *rewriter) permissionRequest(f *rewrite.Frame) (rewrite.Verdict, error) 
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
-	var snap *meta.Subagent
-	if c != nil {
-		snap = c.snapshot()
-	}
-	v, err := annotate(f.Raw, snap, parent, hasParent, "params", "toolCall")
-	if err != nil || !hasParent {
-		return v, err
-	}
-	return r.afterChild(f, v, parent)
+	return r.annotated(f, c, parent, hasParent, "params", "toolCall")
 }
 
-// parentOf returns the raw JSON string of claudeCode.parentToolUseId. A
-// null or empty parentToolUseId names no parent: it is treated as absent,
-// so that no parentToolCallId:"" is invented (P4) on a main-agent frame.
-func parentOf(cc []byte) (raw []byte, ok bool, err error) {
+// claudeCodeOf returns the object at path in f and its _meta.claudeCode
+// (nil when absent); false when f has no object there.
+func claudeCodeOf(f *rewrite.Frame, path ...string) (obj, cc []byte, ok bool) {
+	obj, ok = f.Lookup(path...)
+	if !ok || rawjson.FirstByte(obj) != '{' {
+		return nil, nil, false
+	}
+	cc, _ = rawjson.Lookup(obj, "_meta", "claudeCode")
+	return obj, cc, true
+}
+
+// parentOf returns the raw JSON string of claudeCode.parentToolUseId,
+// cc being the claudeCode object found at where (an error when it is no
+// object). A null or empty parentToolUseId names no parent: it is treated
+// as absent, so that no parentToolCallId:"" is invented (P4) on a
+// main-agent frame.
+func parentOf(cc []byte, where string) (raw []byte, ok bool, err error) {
+	if rawjson.FirstByte(cc) != '{' {
+		return nil, false, rewrite.RuleErrorf("L4", "%s is not an object", where)
+	}
 	p, ok := rawjson.Lookup(cc, "parentToolUseId")
 	if !ok || string(p) == "null" || string(p) == `""` {
 		return nil, false, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -43,25 +44,14 @@ func TestModule(t *testing.T) {
 	if m.Name != claude.Name {
 		t.Errorf("name %q", m.Name)
 	}
-	cases := []struct {
-		name  string
-		frame string
-		want  bool
-	}{
-		{"main agent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, false},
-		{"chunk quoting claudeCode", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, false},
-		{"subagent chunk", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, true},
-		{"launch call", string(launchFrame("s", "t", "tool_call", `{}`)), true},
-		{"session/close", `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}`, true},
-		{"cursor task", `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}`, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := rewritetest.Triggered(m, []byte(tc.frame)); got != tc.want {
-				t.Errorf("Triggered = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	rewritetest.CheckTriggers(t, m, []rewritetest.TriggerCase{
+		{Name: "main agent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, Want: false},
+		{Name: "chunk quoting claudeCode", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, Want: false},
+		{Name: "subagent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, Want: true},
+		{Name: "launch call", Frame: string(launchFrame("s", "t", "tool_call", `{}`)), Want: true},
+		{Name: "session/close", Frame: `{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}`, Want: true},
+		{Name: "cursor task", Frame: `{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}`, Want: false},
+	})
 }
 
 // TestCap pins P6: with a cap of 2, a third launch call drops the oldest
@@ -76,7 +66,7 @@ func TestCap(t *testing.T) {
 	for _, id := range []string{"t3", "t2", "t1"} {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call_update", `{"prompt":"p"}`)})
 	}
-	outs := route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
+	outs := moduletest.Route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
 	if len(outs) != 6 {
 		t.Fatalf("%d outputs", len(outs))
 	}
@@ -120,7 +110,7 @@ func TestCapDefault(t *testing.T) {
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t1", "tool_call_update", `{}`)},
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t0", "tool_call_update", `{}`)},
 	)
-	outs := route(t, recs, nil, claude.Module(claude.Config{}))
+	outs := moduletest.Route(t, recs, nil, claude.Module(claude.Config{}))
 	if d := snapshotOf(t, outs[len(outs)-2].Frame)["description"]; d != "d" {
 		t.Errorf("call 1 of 1025 lost its state: description %v", d)
 	}
@@ -134,7 +124,7 @@ func TestCapDefault(t *testing.T) {
 func TestFailOpenLogged(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
-	outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
+	outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
 	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 		t.Fatalf("not forwarded unchanged: %+v", outs)
 	}
@@ -243,7 +233,7 @@ func TestLaunchOrders(t *testing.T) {
 			for _, s := range tc.steps {
 				recs = append(recs, pipe.Record{From: pipe.Agent, Frame: []byte(s.frame)})
 			}
-			outs := route(t, recs, nil, claudeModule())
+			outs := moduletest.Route(t, recs, nil, claudeModule())
 			if len(outs) != len(tc.steps) {
 				t.Fatalf("%d outputs for %d frames", len(outs), len(tc.steps))
 			}
@@ -280,7 +270,7 @@ func TestNoParent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := rewritetest.NewLogRecorder()
 			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
-			outs := route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
 			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 				t.Fatalf("not forwarded unchanged: %+v", outs)
 			}

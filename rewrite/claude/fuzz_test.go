@@ -3,6 +3,7 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,7 +95,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	var seeds [][]byte
 	add := func(data []byte) {
 		var conn [][]byte
-		for _, rec := range readRecords(f, data) {
+		for _, rec := range moduletest.ReadRecords(f, data) {
 			if rec.Frame == nil {
 				continue
 			}

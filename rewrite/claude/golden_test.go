@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"encoding/json"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -29,13 +30,13 @@ func TestGolden(t *testing.T) {
 		if !ok {
 			t.Fatal("no input.jsonl section")
 		}
-		outs := route(t, readRecords(t, in), nil, claudeModule())
-		got := formatOutputs(outs)
+		outs := moduletest.Route(t, moduletest.ReadRecords(t, in), nil, claudeModule())
+		got := moduletest.Format(outs)
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
 			} else if o.To == pipe.Client && o.Op != "" {
-				schema.CheckOutput(t, o.Op, o.in.Frame, o.Frame)
+				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
 		}
 		if spec, ok := c.File("snapshots.json"); ok {
@@ -43,7 +44,7 @@ func TestGolden(t *testing.T) {
 			if err := json.Unmarshal(spec, &want); err != nil {
 				t.Fatalf("snapshots.json: %v", err)
 			}
-			gotSnaps := snapshots(t, outs)
+			gotSnaps := moduletest.Snapshots(t, outs)
 			if !reflect.DeepEqual(gotSnaps, want) {
 				g, _ := json.MarshalIndent(gotSnaps, "", "  ")
 				w, _ := json.MarshalIndent(want, "", "  ")
@@ -59,7 +60,7 @@ func TestGolden(t *testing.T) {
 
 // checkParents checks that exactly the listed output lines carry
 // _meta["acp-normalize"].parentToolCallId, with the listed values (L4).
-func checkParents(t *testing.T, outs []output, spec []byte) {
+func checkParents(t *testing.T, outs []moduletest.Output, spec []byte) {
 	t.Helper()
 	var want map[string]string
 	if err := json.Unmarshal(spec, &want); err != nil {
@@ -67,7 +68,7 @@ func checkParents(t *testing.T, outs []output, spec []byte) {
 	}
 	got := map[string]string{}
 	for i, o := range outs {
-		obj := updateObject(o.Frame)
+		obj := moduletest.Described(o.Frame)
 		var p string
 		raw, ok := metaValue(obj, "parentToolCallId")
 		if !ok {

@@ -1,11 +1,8 @@
 package codex
 
 import (
-	"log/slog"
-
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/launch"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
@@ -13,8 +10,8 @@ import (
 // snapshot's vendor field.
 const Name = "codex"
 
-// AgentNames are the agentInfo.name values of Codex's ACP adapter (V1).
-var AgentNames = []string{"@agentclientprotocol/codex-acp"}
+// AgentName is the agentInfo.name of Codex's ACP adapter (V1).
+const AgentName = "@agentclientprotocol/codex-acp"
 
 // Module returns the codex module.
 func Module() rewrite.Module {
@@ -32,48 +29,20 @@ func Module() rewrite.Module {
 	}
 }
 
-// callKey identifies a launch call.
-type callKey struct {
-	session, toolCallID string
-}
-
 type rewriter struct {
 	// id tells whether the agent is Codex (V1).
 	id    *rewrite.Identity
-	calls *table.Table[callKey, *launch]
+	calls *table.Table[launch.Key, *spawnCall]
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
-	log := env.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	return &rewriter{
-		id: rewrite.NewIdentity(env, Name, AgentNames...),
-		calls: table.New(table.Config[callKey, *launch]{
-			Name:     "codex launch calls",
-			Budget:   env.Budget,
-			Size:     func(k callKey, l *launch) int64 { return int64(len(k.session)+len(k.toolCallID)) + l.snap.Bytes() },
-			Session:  func(k callKey, _ *launch) string { return k.session },
-			Describe: func(k callKey, _ *launch) []any { return []any{"sessionId", k.session, "toolCallId", k.toolCallID} },
-			Logger:   log,
-		}),
+		id:    rewrite.NewIdentity(env, Name, AgentName),
+		calls: launch.NewTable(env, "codex launch calls", func(l *spawnCall) int64 { return l.snap.Bytes() }),
 	}
 }
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	if !r.id.Known(f) {
-		return v, nil
-	}
-	switch f.Method() {
-	case "session/update":
-		return r.update(f)
-	case "session/close":
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok && f.From == pipe.Client {
-			r.calls.DropSession(sid)
-		}
-	}
-	return v, nil
+	return launch.Route(f, r.id, r.calls, r.update)
 }

@@ -12,7 +12,7 @@
 // tool_call_update of the launch call with the updated snapshot (V5).
 //
 // It acts only once the initialize result names Codex's adapter in
-// agentInfo.name (AgentNames), or when --vendor codex is given (V1).
+// agentInfo.name (AgentName), or when --vendor codex is given (V1).
 // Standard subagent sessions (subagent_update, for a client that declared
 // clientCapabilities.subagents) pass through unchanged (V8).
 package codex

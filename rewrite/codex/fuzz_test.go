@@ -1,13 +1,9 @@
 package codex_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 )
 
 // FuzzCodex feeds arbitrary agent frames to the codex module on a Codex
@@ -27,29 +23,9 @@ func FuzzCodex(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	initialize := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp"},"agentCapabilities":{}}}`)
 	wait := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed","rawInput":{"receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"completed","message":"m"}}}}}}`)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{module(t)}, Version: "0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Handle(pipe.Client, initialize, nil)
-		r.Handle(pipe.Agent, result, nil)
-		for _, in := range [][]byte{frame, wait, frame} {
-			outs := r.Handle(pipe.Agent, in, nil)
-			if json.Valid(in) && bytes.HasPrefix(in, []byte("{")) && len(outs) == 0 {
-				t.Fatalf("frame dropped: %s", in)
-			}
-			for _, o := range outs {
-				if o.Op == "" && o.To == pipe.Client && !bytes.Equal(o.Frame, in) {
-					t.Fatalf("P1: a forwarded frame changed:\n%s\n%s", in, o.Frame)
-				}
-				if json.Valid(in) && !json.Valid(o.Frame) {
-					t.Fatalf("invalid JSON written for %s:\n%s", in, o.Frame)
-				}
-			}
-		}
+		moduletest.CheckAgentFrames(t, module(t), result, frame, wait, frame)
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/launch"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
@@ -14,8 +15,8 @@ import (
 // launchTitle is the title (and toolName) of Codex's launch calls.
 const launchTitle = "spawnAgent"
 
-// launch is what the module knows of one spawnAgent call.
-type launch struct {
+// spawnCall is what the module knows of one spawnAgent call.
+type spawnCall struct {
 	snap meta.Subagent
 	// bareTitle: the vendor's latest title is only the tool's name;
 	// retitled: the client has been sent the V3 title since.
@@ -27,20 +28,12 @@ type launch struct {
 // of a launched child is followed by an update of the launch call (V5).
 func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	upd, ok := f.Lookup("params", "update")
+	tc, ok := launch.ToolCallOf(f)
 	if !ok {
 		return v, nil
 	}
-	tag, _ := rawjson.LookupString(upd, "sessionUpdate")
-	if tag != "tool_call" && tag != "tool_call_update" {
-		return v, nil
-	}
-	id, ok := rawjson.LookupString(upd, "toolCallId")
-	if !ok {
-		return v, nil
-	}
-	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
-	key := callKey{sid, id}
+	upd, key, sid := tc.Update, tc.Key, tc.Key.Session
+	tag := tc.Tag
 	l, known := r.calls.Get(key)
 	title, hasTitle := rawjson.LookupString(upd, "title")
 	_, hasSender := rawjson.Lookup(upd, "rawInput", "senderThreadId")
@@ -54,7 +47,7 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 		}
 		return r.childEnd(f, sid, upd)
 	case tag == "tool_call" || (!known && startsLaunch):
-		l = &launch{snap: meta.Subagent{Vendor: Name, ToolName: launchTitle}}
+		l = &spawnCall{snap: meta.Subagent{Vendor: Name, ToolName: launchTitle}}
 	case !known:
 		return r.childEnd(f, sid, upd)
 	}
@@ -84,7 +77,7 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 
 // observe accumulates what a launch-call frame says (V2): a field a later
 // frame leaves out or sends empty keeps its value.
-func (l *launch) observe(upd []byte) {
+func (l *spawnCall) observe(upd []byte) {
 	s := &l.snap
 	if raw, ok := rawjson.Lookup(upd, "rawInput"); ok {
 		setText(&s.Prompt, raw, "prompt")
@@ -105,14 +98,10 @@ func (l *launch) observe(upd []byte) {
 		}
 	}
 	acp, _ := rawjson.LookupString(upd, "status")
-	switch acp {
-	case "pending":
-		advance(s, meta.StatusPending)
-	case "in_progress":
-		advance(s, meta.StatusRunning)
-	case "failed":
-		advance(s, meta.StatusFailed)
-	case "completed":
+	switch to := meta.FromToolCall(acp); to {
+	default:
+		advance(s, to)
+	case meta.StatusCompleted:
 		// The spawn call completes at once while the child goes on,
 		// unless the child's own state is already final (V6).
 		if s.Status.Rank() < 3 {
@@ -125,7 +114,7 @@ func (l *launch) observe(upd []byte) {
 
 // childState applies one agentsStates entry, {status, message}, of the
 // launch's child; it reports whether the snapshot changed.
-func (l *launch) childState(state []byte) bool {
+func (l *spawnCall) childState(state []byte) bool {
 	s := &l.snap
 	if final(s.Status) {
 		return false // a final status is never replaced (P4)
@@ -225,11 +214,11 @@ func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.V
 }
 
 // launchOf finds the launch call of session sid whose child is thread.
-func (r *rewriter) launchOf(sid, thread string) (callKey, *launch, bool) {
-	var found callKey
-	var hit *launch
-	r.calls.Each(func(k callKey, l *launch) bool {
-		if k.session == sid && l.snap.AgentID != nil && *l.snap.AgentID == thread {
+func (r *rewriter) launchOf(sid, thread string) (launch.Key, *spawnCall, bool) {
+	var found launch.Key
+	var hit *spawnCall
+	r.calls.Each(func(k launch.Key, l *spawnCall) bool {
+		if k.Session == sid && l.snap.AgentID != nil && *l.snap.AgentID == thread {
 			found, hit = k, l // the newest launch of that child wins
 		}
 		return true
@@ -239,12 +228,12 @@ func (r *rewriter) launchOf(sid, thread string) (callKey, *launch, bool) {
 
 // launchUpdate builds the tool_call_update that carries a launch call's
 // snapshot and nothing else (no status: P4).
-func launchUpdate(k callKey, s *meta.Subagent) ([]byte, error) {
+func launchUpdate(k launch.Key, s *meta.Subagent) ([]byte, error) {
 	params := make([]byte, 0, 256)
 	params = append(params, `{"sessionId":`...)
-	params = rawjson.AppendString(params, k.session)
+	params = rawjson.AppendString(params, k.Session)
 	params = append(params, `,"update":{"sessionUpdate":"tool_call_update","toolCallId":`...)
-	params = rawjson.AppendString(params, k.toolCallID)
+	params = rawjson.AppendString(params, k.ToolCallID)
 	params = append(params, `,"_meta":`...)
 	params = append(params, meta.Object(meta.SubagentMember, s.JSON())...)
 	params = append(params, `}}`...)

@@ -13,5 +13,5 @@
 // V5), and it ignores clientCapabilities.subagents (V8: nothing to pass).
 //
 // It acts only once the initialize result names Gemini CLI in
-// agentInfo.name (AgentNames), or when --vendor gemini is given (V1).
+// agentInfo.name (AgentName), or when --vendor gemini is given (V1).
 package gemini

@@ -1,11 +1,10 @@
 package gemini
 
 import (
-	"log/slog"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/launch"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
@@ -15,8 +14,8 @@ import (
 // snapshot's vendor field.
 const Name = "gemini"
 
-// AgentNames are the agentInfo.name values of Gemini CLI (V1).
-var AgentNames = []string{"gemini-cli"}
+// AgentName is the agentInfo.name of Gemini CLI (V1).
+const AgentName = "gemini-cli"
 
 // Launch calls: the tool, the prefix of their toolCallIds and of their
 // titles (packages/cli/src/acp: "<tool>__<callId>", the invocation's
@@ -42,76 +41,34 @@ func Module() rewrite.Module {
 	}
 }
 
-// callKey identifies a launch call.
-type callKey struct {
-	session, toolCallID string
-}
-
 type rewriter struct {
 	// id tells whether the agent is Gemini CLI (V1).
 	id    *rewrite.Identity
-	calls *table.Table[callKey, *meta.Subagent]
+	calls *table.Table[launch.Key, *meta.Subagent]
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		id: rewrite.NewIdentity(env, Name, AgentNames...),
-		calls: table.New(table.Config[callKey, *meta.Subagent]{
-			Name:    "gemini launch calls",
-			Budget:  env.Budget,
-			Size:    func(k callKey, s *meta.Subagent) int64 { return int64(len(k.session)+len(k.toolCallID)) + s.Bytes() },
-			Session: func(k callKey, _ *meta.Subagent) string { return k.session },
-			Describe: func(k callKey, _ *meta.Subagent) []any {
-				return []any{"sessionId", k.session, "toolCallId", k.toolCallID}
-			},
-			Logger: logger(env),
-		}),
+		id:    rewrite.NewIdentity(env, Name, AgentName),
+		calls: launch.NewTable(env, "gemini launch calls", (*meta.Subagent).Bytes),
 	}
-}
-
-func logger(env rewrite.Env) *slog.Logger {
-	if env.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return env.Logger
 }
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	if !r.id.Known(f) {
-		return v, nil
-	}
-	switch f.Method() {
-	case "session/update":
-		return r.update(f)
-	case "session/close":
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok && f.From == pipe.Client {
-			r.calls.DropSession(sid)
-		}
-	}
-	return v, nil
+	return launch.Route(f, r.id, r.calls, r.update)
 }
 
 // update gives a frame of a launch call the snapshot (V2, V6).
 func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	upd, ok := f.Lookup("params", "update")
-	if !ok {
+	tc, ok := launch.ToolCallOf(f)
+	if !ok || !strings.HasPrefix(tc.Key.ToolCallID, launchPrefix) {
 		return v, nil
 	}
-	tag, _ := rawjson.LookupString(upd, "sessionUpdate")
-	if tag != "tool_call" && tag != "tool_call_update" {
-		return v, nil
-	}
-	id, ok := rawjson.LookupString(upd, "toolCallId")
-	if !ok || !strings.HasPrefix(id, launchPrefix) {
-		return v, nil
-	}
-	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
-	key := callKey{sid, id}
+	upd, key := tc.Update, tc.Key
 	s, known := r.calls.Get(key)
-	if !known || tag == "tool_call" {
+	if !known || tc.Starts() {
 		s = &meta.Subagent{Vendor: Name, ToolName: toolName}
 	}
 	observe(s, upd)
@@ -135,18 +92,12 @@ func observe(s *meta.Subagent, upd []byte) {
 		}
 	}
 	status, _ := rawjson.LookupString(upd, "status")
-	switch status {
-	case "pending":
-		advance(s, meta.StatusPending)
-	case "in_progress":
-		advance(s, meta.StatusRunning)
-	case "completed":
-		advance(s, meta.StatusCompleted)
+	to := meta.FromToolCall(status)
+	advance(s, to)
+	if to == meta.StatusCompleted {
 		if text := contentText(upd); text != "" {
 			s.ResultText = &text
 		}
-	case "failed":
-		advance(s, meta.StatusFailed)
 	}
 }
 

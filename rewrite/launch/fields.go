@@ -38,5 +38,15 @@ func SetNumber(dst *json.RawMessage, obj []byte, path ...string) {
 	}
 }
 
+// SetTaskInput folds a launch call's rawInput in the shape of Claude
+// Code's subagent tool, which other vendors copied (description, prompt,
+// subagent_type, and the vendor's background flag at backgroundKey).
+func SetTaskInput(s *meta.Subagent, in []byte, backgroundKey string) {
+	SetText(&s.Description, in, "description")
+	SetText(&s.Prompt, in, "prompt")
+	SetText(&s.SubagentType, in, "subagent_type")
+	SetBool(&s.Background, in, backgroundKey)
+}
+
 // Bool returns a pointer to b, for the snapshot's Background.
 func Bool(b bool) *bool { return &b }

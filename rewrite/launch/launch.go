@@ -49,21 +49,16 @@ func (c *Call) Finish(s meta.Status) bool {
 
 // Calls is a connection's launch calls.
 type Calls struct {
-	t *table.Table[Key, *Call]
+	t   *table.Table[Key, *Call]
+	log *slog.Logger
 }
 
 // NewCalls returns an empty table of launch calls for env's connection.
 func NewCalls(env rewrite.Env) *Calls {
-	return &Calls{t: table.New(table.Config[Key, *Call]{
-		Name:   "launch calls",
-		Budget: env.Budget,
-		Logger: env.Logger,
-		Size: func(k Key, c *Call) int64 {
-			return int64(len(k.Session)+len(k.ToolCallID)+len(c.bare)) + c.Snap.Bytes()
-		},
-		Session:  func(k Key, _ *Call) string { return k.Session },
-		Describe: func(k Key, _ *Call) []any { return []any{"sessionId", k.Session, "toolCallId", k.ToolCallID} },
-	})}
+	return &Calls{
+		t:   NewTable(env, "launch calls", func(c *Call) int64 { return int64(len(c.bare)) + c.Snap.Bytes() }),
+		log: env.Log(),
+	}
 }
 
 // Get returns the call k, if known.
@@ -81,11 +76,17 @@ func (cs *Calls) Start(k Key, vendor, toolName, bare string) *Call {
 // Changed recounts the bytes of call k after its snapshot grew (P6).
 func (cs *Calls) Changed(k Key) { cs.t.Resize(k) }
 
-// DropSession forgets the calls of a closed session (P6).
-func (cs *Calls) DropSession(sid string, log *slog.Logger) {
-	if n := cs.t.DropSession(sid); n > 0 && log != nil {
-		log.Debug("session closed: launch call state dropped", "rule", "P6", "sessionId", sid, "calls", n)
+// DropClosed forgets the calls of the session a client's session/close
+// ends (P6), and returns that session's id; false for any other frame.
+func (cs *Calls) DropClosed(f *rewrite.Frame) (string, bool) {
+	sid, ok := rewrite.ClosedSession(f)
+	if !ok {
+		return "", false
 	}
+	if n := cs.t.DropSession(sid); n > 0 {
+		cs.log.Debug("session closed: launch call state dropped", "rule", "P6", "sessionId", sid, "calls", n)
+	}
+	return sid, true
 }
 
 // Annotate returns frame with the call's snapshot in the _meta of the

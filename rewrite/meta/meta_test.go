@@ -118,3 +118,24 @@ func TestStatusRank(t *testing.T) {
 		}
 	}
 }
+
+func TestFromToolCall(t *testing.T) {
+	tests := []struct {
+		acp  string
+		want Status
+	}{
+		{"pending", StatusPending},
+		{"in_progress", StatusRunning},
+		{"completed", StatusCompleted},
+		{"failed", StatusFailed},
+		{"running", ""}, // not an ACP ToolCallStatus
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.acp, func(t *testing.T) {
+			if got := FromToolCall(tt.acp); got != tt.want {
+				t.Errorf("FromToolCall(%q) = %q, want %q", tt.acp, got, tt.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,23 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
+// FromToolCall maps an ACP ToolCallStatus (pending, in_progress,
+// completed, failed) to rule M's vocabulary; "" for any other value. A
+// vendor whose launch call's own status is the subagent's uses it (V6).
+func FromToolCall(acp string) Status {
+	switch acp {
+	case "pending":
+		return StatusPending
+	case "in_progress":
+		return StatusRunning
+	case "completed":
+		return StatusCompleted
+	case "failed":
+		return StatusFailed
+	}
+	return ""
+}
+
 // Rank orders statuses: 0 for none or unknown, 1 pending, 2 running, 3
 // for the final states. A snapshot's status never goes to a lower rank.
 func (s Status) Rank() int {

@@ -59,8 +59,11 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
-		r.log.Warn("agent method no client knows answered by the proxy (--forward-unknown-vendor-methods passes it on)",
-			"rule", "V7", "method", m, "request", f.ID() != nil)
+		what := "agent notification no client knows dropped"
+		if f.Kind() == pipe.Request {
+			what = "agent request no client knows answered -32601 by the proxy"
+		}
+		r.log.Warn(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil
 }

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // CaptureWant is what a vendor module must make of one real capture.
@@ -166,6 +170,91 @@ func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
 			}
 		}
 		out[key] = snap
+	}
+	return out
+}
+
+// Captures lists the whole-session captures of vendor under dir
+// (dir/<vendor>/*.jsonl, the .replay.jsonl goldens left out); with
+// others set, every other vendor's instead.
+func Captures(t testing.TB, dir, vendor string, others bool) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".replay.jsonl") || (filepath.Base(filepath.Dir(f)) == vendor) == others {
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no captures under %s (vendor %s, others %v)", dir, vendor, others)
+	}
+	return out
+}
+
+// NothingOnOthers checks rule V1 on real data: on every capture under dir
+// of a vendor other than m's, m's output equals, byte for byte, that of a
+// module that does nothing.
+func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
+	for _, path := range Captures(t, dir, m.Name, true) {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := ReadRecords(t, data)
+			got, want := Format(Route(t, recs, nil, m)), Format(Route(t, recs, nil, Inert(m.Name)))
+			if !bytes.Equal(got, want) {
+				t.Errorf("module %s changed %s:\n%s", m.Name, path, rewritetest.LineDiff(want, got))
+			}
+		})
+	}
+}
+
+// CheckCaptures runs CheckCapture on every recording dir/*.jsonl (the
+// .replay.jsonl goldens left out) with the case named by its file name,
+// fails on a recording without a case, and compares the replay through
+// mod alone with the .replay.jsonl golden beside the recording, byte for
+// byte (R3; go test -update rewrites it).
+func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[string]CaptureWant) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) == 0 {
+		t.Fatalf("no recordings under %s", dir)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := cases[name]
+			if !ok {
+				t.Fatalf("recording %s has no case", name)
+			}
+			outs := CheckCapture(t, f, mod, want)
+			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
+		})
+	}
+}
+
+// WithoutMeta returns frame without the _meta["acp-normalize"] member of
+// the object at obj, and without that object's _meta when nothing else
+// is left in it: the frame as it was before a module added a snapshot.
+func WithoutMeta(t testing.TB, frame []byte, obj ...string) []byte {
+	t.Helper()
+	out, err := rawjson.Delete(frame, append(obj, "_meta", meta.Key)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := rawjson.Lookup(out, append(obj, "_meta")...); ok && string(m) == "{}" {
+		if out, err = rawjson.Delete(out, append(obj, "_meta")...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
 }

@@ -84,9 +84,8 @@ func Format(outs []Output) []byte {
 			b.WriteString(`,"frame":`)
 			b.Write(o.Frame)
 		} else {
-			text, _ := json.Marshal(string(o.Frame))
 			b.WriteString(`,"text":`)
-			b.Write(text)
+			b.Write(rawjson.Text(string(o.Frame)))
 		}
 		b.WriteString("}\n")
 	}
@@ -167,6 +166,21 @@ func Parents(t testing.TB, outs []Output) map[string]string {
 // Every frame a module changed or added toward the client is checked
 // against the ACP schema (rule P3). Case names cite the rule they pin.
 func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
+	runGolden(t, func(t *testing.T, c *rewritetest.Case) []rewrite.Module {
+		return mods(filepath.Base(c.Path))
+	})
+}
+
+// Golden is RunGolden for the one module m, configured for each case
+// with the settings its comment lists on an "options:" line (e.g.
+// "options: vendor=codex"), as a capture records them.
+func Golden(t *testing.T, m rewrite.Module) {
+	runGolden(t, func(t *testing.T, c *rewritetest.Case) []rewrite.Module {
+		return []rewrite.Module{Configured(t, m, caseOptions(c.Comment())...)}
+	})
+}
+
+func runGolden(t *testing.T, mods func(t *testing.T, c *rewritetest.Case) []rewrite.Module) {
 	schema := rewritetest.LoadSchema(t)
 	rewritetest.RunGolden(t, filepath.Join("testdata", "golden", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
 		in, ok := c.File("input.jsonl")
@@ -174,7 +188,7 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 			t.Fatal("no input.jsonl section")
 		}
 		logs := rewritetest.NewLogRecorder()
-		outs := Route(t, ReadRecords(t, in), logs.Logger(), mods(filepath.Base(c.Path))...)
+		outs := Route(t, ReadRecords(t, in), logs.Logger(), mods(t, c)...)
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
@@ -183,15 +197,7 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 			}
 		}
 		if spec, ok := c.File("snapshots.json"); ok {
-			var want map[string]map[string]any
-			if err := json.Unmarshal(spec, &want); err != nil {
-				t.Fatalf("snapshots.json: %v", err)
-			}
-			if got := Snapshots(t, outs); !reflect.DeepEqual(got, want) {
-				g, _ := json.MarshalIndent(got, "", "  ")
-				w, _ := json.MarshalIndent(want, "", "  ")
-				t.Errorf("last snapshots differ:\ngot  %s\nwant %s", g, w)
-			}
+			CheckSnapshots(t, outs, spec)
 		}
 		if spec, ok := c.File("parents.json"); ok {
 			var want map[string]string
@@ -207,6 +213,43 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 		}
 		c.Check(t, "output.jsonl", Format(outs))
 	})
+}
+
+// CheckSnapshots compares the last snapshots of outs with the JSON object
+// spec ("sessionId/toolCallId" -> snapshot).
+func CheckSnapshots(t testing.TB, outs []Output, spec []byte) {
+	t.Helper()
+	var want map[string]map[string]any
+	if err := json.Unmarshal(spec, &want); err != nil {
+		t.Fatalf("expected snapshots: %v", err)
+	}
+	if got := Snapshots(t, outs); !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Errorf("last snapshots differ:\ngot  %s\nwant %s", g, w)
+	}
+}
+
+// caseOptions reads the settings of a case's "options:" comment line.
+func caseOptions(comment []byte) []string {
+	for _, line := range strings.Split(string(comment), "\n") {
+		if rest, ok := strings.CutPrefix(line, "options:"); ok {
+			return strings.Fields(rest)
+		}
+	}
+	return nil
+}
+
+// Configured returns m configured with settings given as a capture
+// records them ("name=value", or a bool option's name), against the
+// shared options and m's own.
+func Configured(t testing.TB, m rewrite.Module, settings ...string) rewrite.Module {
+	t.Helper()
+	s, unknown := rewrite.ParseRecorded(settings, rewrite.AllOptions([]rewrite.Module{m}))
+	if len(unknown) > 0 {
+		t.Fatalf("unknown settings %q", unknown)
+	}
+	return rewrite.Configure([]rewrite.Module{m}, s)[0]
 }
 
 // HasSuffix reports whether a case file's name, without ".txtar", ends

@@ -2,13 +2,10 @@ package opencode_test
 
 import (
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
-	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // capturesDir holds the real OpenCode 1.18.33 recordings (rule V9; see
@@ -51,24 +48,5 @@ var captureCases = map[string]moduletest.CaptureWant{
 // (moduletest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2, V3, V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(capturesDir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
-	if len(files) == 0 {
-		t.Fatal("no OpenCode recordings")
-	}
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
-			want, ok := captureCases[name]
-			if !ok {
-				t.Fatalf("recording %s has no case in captureCases", name)
-			}
-			outs := moduletest.CheckCapture(t, f, opencode.Module(), want)
-			// The replay through this module alone, byte for byte (R3).
-			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", moduletest.Format(outs))
-		})
-	}
+	moduletest.CheckCaptures(t, capturesDir, opencode.Module(), captureCases)
 }

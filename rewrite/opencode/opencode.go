@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"log/slog"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -33,21 +32,13 @@ func Module() rewrite.Module {
 			`"session/close"`,        // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			if env.Logger == nil {
-				env.Logger = slog.New(slog.DiscardHandler)
-			}
-			return &rewriter{
-				log:   env.Logger,
-				id:    rewrite.NewIdentity(env, Name, agentNames()...),
-				calls: launch.NewCalls(env),
-			}
+			return &rewriter{id: rewrite.NewIdentity(env, Name, agentNames()...), calls: launch.NewCalls(env)}
 		},
 	}
 }
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
 	id    *rewrite.Identity
 	calls *launch.Calls
 }
@@ -57,37 +48,23 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if !r.id.Known(f) {
 		return rewrite.Verdict{}, nil
 	}
-	env := f.Envelope()
-	switch {
-	case f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update"):
+	if env := f.Envelope(); f.From == pipe.Agent && env.Kind == pipe.Notification && env.MethodIs("session/update") {
 		return r.sessionUpdate(f)
-	case f.From == pipe.Client && env.MethodIs("session/close"):
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok {
-			r.calls.DropSession(sid, r.log)
-		}
 	}
+	r.calls.DropClosed(f)
 	return rewrite.Verdict{}, nil
 }
 
 // sessionUpdate handles the agent's tool calls.
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	update, ok := f.Lookup("params", "update")
-	if !ok || rawjson.FirstByte(update) != '{' {
+	tc, ok := launch.ToolCallOf(f)
+	if !ok || tc.Key.ToolCallID == "" {
 		return v, nil
 	}
-	tag, _ := rawjson.LookupString(update, "sessionUpdate")
-	if tag != "tool_call" && tag != "tool_call_update" {
-		return v, nil
-	}
-	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
-	id, _ := rawjson.LookupString(update, "toolCallId")
-	if id == "" {
-		return v, nil
-	}
-	key := launch.Key{Session: sid, ToolCallID: id}
+	update, key := tc.Update, tc.Key
 	c, known := r.calls.Get(key)
-	if tag == "tool_call" {
+	if tc.Starts() {
 		// A tool call starts a call: it is a launch only when its first
 		// title is the tool's name (V2); an id reused by another tool
 		// ends the old entry.
@@ -118,13 +95,10 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 // frame omits keeps its value (V2).
 func absorb(s *meta.Subagent, update []byte) {
 	if in, ok := rawjson.Lookup(update, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
-		launch.SetText(&s.Description, in, "description")
-		launch.SetText(&s.Prompt, in, "prompt")
-		launch.SetText(&s.SubagentType, in, "subagent_type")
-		launch.SetBool(&s.Background, in, "background")
+		launch.SetTaskInput(s, in, "background")
 	}
 	st, _ := rawjson.LookupString(update, "status")
-	frameStatus := status(st)
+	frameStatus := meta.FromToolCall(st) // V6
 	if md, ok := rawjson.Lookup(update, "rawOutput", "metadata"); ok && rawjson.FirstByte(md) == '{' {
 		launch.SetText(&s.ChildSessionID, md, "sessionId")
 		launch.SetText(&s.AgentID, md, "jobId")
@@ -178,19 +152,4 @@ func taskResult(update []byte) (string, bool) {
 	}
 	body = strings.TrimSpace(body)
 	return body, body != ""
-}
-
-// status maps OpenCode's ACP states to rule M's (V6).
-func status(s string) meta.Status {
-	switch s {
-	case "pending":
-		return meta.StatusPending
-	case "in_progress":
-		return meta.StatusRunning
-	case "completed":
-		return meta.StatusCompleted
-	case "failed":
-		return meta.StatusFailed
-	}
-	return ""
 }

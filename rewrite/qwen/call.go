@@ -11,10 +11,7 @@ import (
 // its value (V2).
 func absorb(s *meta.Subagent, obj []byte) {
 	if in, ok := rawjson.Lookup(obj, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
-		launch.SetText(&s.Description, in, "description")
-		launch.SetText(&s.Prompt, in, "prompt")
-		launch.SetText(&s.SubagentType, in, "subagent_type")
-		launch.SetBool(&s.Background, in, "run_in_background")
+		launch.SetTaskInput(s, in, "run_in_background")
 	}
 	frameStatus := meta.Status("")
 	if st, ok := rawjson.LookupString(obj, "status"); ok {

@@ -2,7 +2,6 @@ package qwen
 
 import (
 	"bytes"
-	"log/slog"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -37,11 +36,7 @@ func Module() rewrite.Module {
 			`"session/close"`,              // state dropped (P6)
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter {
-			if env.Logger == nil {
-				env.Logger = slog.New(slog.DiscardHandler)
-			}
 			return &rewriter{
-				log:   env.Logger,
 				id:    rewrite.NewIdentity(env, Name, agentNames()...),
 				calls: launch.NewCalls(env),
 				children: table.New(table.Config[launch.Key, []byte]{Name: "child tool calls", Budget: env.Budget, Logger: env.Logger,
@@ -54,7 +49,6 @@ func Module() rewrite.Module {
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
 	id    *rewrite.Identity
 	calls *launch.Calls
 	// children maps a child tool call to its launch call's id, as the
@@ -74,11 +68,9 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.sessionUpdate(f)
 	case f.From == pipe.Agent && env.Kind == pipe.Request && env.MethodIs("session/request_permission"):
 		return r.permission(f)
-	case f.From == pipe.Client && env.MethodIs("session/close"):
-		if sid, ok := rawjson.LookupString(f.Raw, "params", "sessionId"); ok {
-			r.calls.DropSession(sid, r.log)
-			r.children.DropSession(sid)
-		}
+	}
+	if sid, ok := r.calls.DropClosed(f); ok {
+		r.children.DropSession(sid)
 	}
 	return rewrite.Verdict{}, nil
 }
@@ -121,8 +113,16 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			v.Send(pipe.Client, emit)
 		}
 	}
+	return linked(v, f, out, parent, "params", "update")
+}
+
+// linked finishes v for frame f, out being f with what the module added:
+// the object at obj gets its parentToolCallId when parent is set (V4),
+// and the frame is replaced when it changed.
+func linked(v rewrite.Verdict, f *rewrite.Frame, out, parent []byte, obj ...string) (rewrite.Verdict, error) {
 	if parent != nil {
-		if out, err = meta.SetParent(out, parent, "params", "update"); err != nil {
+		var err error
+		if out, err = meta.SetParent(out, parent, obj...); err != nil {
 			return v, rewrite.RuleErrorf("V4", "%w", err)
 		}
 	}
@@ -179,15 +179,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if parent == nil {
 		parent, _ = r.children.Get(key)
 	}
-	if parent != nil {
-		if out, err = meta.SetParent(out, parent, "params", "toolCall"); err != nil {
-			return v, rewrite.RuleErrorf("V4", "%w", err)
-		}
-	}
-	if len(out) != len(f.Raw) {
-		v.Replace(out)
-	}
-	return v, nil
+	return linked(v, f, out, parent, "params", "toolCall")
 }
 
 // backgroundResult applies a chunk's _meta.backgroundTask to the launch
