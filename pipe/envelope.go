@@ -48,6 +48,10 @@ type Envelope struct {
 	ID []byte
 	// Error is true when a response carries an error member.
 	Error bool
+	// Params is the raw JSON of the params member (the last one, its key
+	// compared decoded, as rawjson.Lookup does), or nil: modules read it
+	// without walking the frame's top level again.
+	Params []byte
 }
 
 // MethodIs reports whether the frame's method is m.
@@ -97,6 +101,12 @@ func Peek(frame []byte) Envelope {
 		case "error":
 			hasResult = true
 			env.Error = true
+		case "params":
+			env.Params = m.Value
+		default:
+			if rawjson.KeyEqual(m.Key, "params") { // an escaped spelling
+				env.Params = m.Value
+			}
 		}
 	}
 	if it.Err() != nil || skipSpace(frame, it.Offset()) != len(frame) {

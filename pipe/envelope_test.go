@@ -55,6 +55,25 @@ func TestPeek(t *testing.T) {
 	}
 }
 
+func TestPeekParams(t *testing.T) {
+	tests := []struct{ name, frame, want string }{
+		{"object", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"id":3}}}`, `{"update":{"id":3}}`},
+		{"none", `{"id":1,"method":"m"}`, ""},
+		{"array", `{"method":"m","params":[1, 2]}`, `[1, 2]`},
+		{"last wins", `{"method":"m","params":{"a":1},"params":{"b":2}}`, `{"b":2}`},
+		{"escaped key", `{"method":"m","params":{"a":1},"p\u0061rams":{"c":3}}`, `{"c":3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := Peek([]byte(tt.frame))
+			want, _ := rawjson.Lookup([]byte(tt.frame), "params")
+			if string(env.Params) != tt.want || string(want) != tt.want || (env.Params == nil) != (tt.want == "") {
+				t.Fatalf("Params = %q, want %q (rawjson.Lookup: %q)", env.Params, tt.want, want)
+			}
+		})
+	}
+}
+
 func TestPeekDoesNotAllocate(t *testing.T) {
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello \"world\""}}}}`)
 	if n := testing.AllocsPerRun(100, func() { Peek(frame) }); n != 0 {
@@ -75,6 +94,12 @@ func FuzzPeek(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		env := Peek(b)
+		if k := env.Kind; k == Request || k == Notification || k == Response {
+			params, _ := rawjson.Lookup(b, "params")
+			if string(env.Params) != string(params) || (env.Params == nil) != (params == nil) {
+				t.Fatalf("Params = %q, rawjson.Lookup says %q for %q", env.Params, params, b)
+			}
+		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(b, &m) != nil {
 			return

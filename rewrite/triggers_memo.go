@@ -34,14 +34,24 @@ type TriggerMemo struct {
 // trigger, and updating m.
 func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
 	from, same := 0, 0
+	var mask uint64
 	if len(x.plain) == 0 {
 		same = commonPrefix(frame, m.prefix[:m.n])
 		from = max(0, same-x.longest+1)
 		if x.hasMethod {
 			from = min(from, m.methodReadFrom(same))
 		}
+		if from == max(0, same-x.longest+1) && from < same {
+			// The quotes just before the frames differ: only a trigger
+			// that reaches past the shared prefix can start there. With
+			// long triggers (23 bytes) this window holds a chunk's
+			// `"type":"text","text":"`, whose quotes would each cost a
+			// search (issue 11: all modules cost what none costs).
+			mask = x.matchWindow(frame, from, same)
+			from = same
+		}
 	}
-	mask := x.matchFrom(frame, from)
+	mask |= x.matchFrom(frame, from)
 	if mask == 0 {
 		m.frames++
 		if same >= memoKeep && m.frames%memoReseed != 0 {
@@ -54,6 +64,31 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
 			m.n = copy(m.prefix[:], frame)
 			if x.hasMethod {
 				m.findMethods(frame)
+			}
+		}
+	}
+	return mask
+}
+
+// matchWindow is matchFrom over the quotes at offsets from to same (less
+// than x.longest bytes), where frame shares its first same bytes with a
+// frame that had no trigger: there only a trigger that reaches past same
+// can match, or the method trigger (what it reads past its end is
+// checked by the caller, methodReadFrom).
+func (x *TriggerIndex) matchWindow(frame []byte, from, same int) uint64 {
+	var mask uint64
+	for i := from; i < same && i+2 < len(frame); i++ {
+		if frame[i] != '"' {
+			continue
+		}
+		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
+		if g == 0 {
+			continue
+		}
+		for _, t := range x.groups[g-1] {
+			if (t.method || i+len(t.pat) > same) && mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
+				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
+				mask |= t.bit
 			}
 		}
 	}

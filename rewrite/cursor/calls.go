@@ -86,17 +86,18 @@ func (c *call) startOver() {
 	c.vendor.content, c.lastContent = false, nil
 }
 
-// observe folds one tool call frame into the call: the snapshot from
-// rawInput and rawOutput, the content the vendor sent, and the status.
-func (c *call) observe(upd []byte) {
-	if in, ok := rawjson.Lookup(upd, "rawInput"); ok && rawjson.FirstByte(in) == '{' {
+// observe folds one tool call frame (its update's members) into the call:
+// the snapshot from rawInput and rawOutput, the content the vendor sent,
+// and the status.
+func (c *call) observe(u *updateMembers) {
+	if in := u[updRawInput]; rawjson.FirstByte(in) == '{' {
 		c.snap.observeInput(in)
 	}
-	if out, ok := rawjson.Lookup(upd, "rawOutput"); ok && rawjson.FirstByte(out) == '{' {
+	if out := u[updRawOutput]; rawjson.FirstByte(out) == '{' {
 		c.snap.observeOutput(out)
 	}
-	if v, ok := rawjson.Lookup(upd, "content"); ok && string(v) != "null" {
-		if vendorContent(upd) {
+	if v := u[updContent]; notNull(v) {
+		if vendorContent(v) {
 			c.shown.content, c.vendor.content = true, true
 		}
 		if c.vendor.content {
@@ -106,7 +107,7 @@ func (c *call) observe(upd []byte) {
 			}
 		}
 	}
-	c.observeStatus(strAt(upd, "status"))
+	c.observeStatus(str(u[updStatus]))
 }
 
 // observeStatus maps an ACP tool call status to the snapshot's, which
@@ -140,11 +141,10 @@ func (c *call) markLaunched() {
 	}
 }
 
-// vendorContent reports whether a tool call frame carries content: a
-// content member that is neither null nor an empty array.
-func vendorContent(upd []byte) bool {
-	v, ok := rawjson.Lookup(upd, "content")
-	if !ok || string(v) == "null" {
+// vendorContent reports whether a tool call frame's raw content member
+// (nil when absent) carries content: neither null nor an empty array.
+func vendorContent(v []byte) bool {
+	if !notNull(v) {
 		return false
 	}
 	if rawjson.FirstByte(v) != '[' {

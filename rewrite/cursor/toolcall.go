@@ -12,25 +12,59 @@ import (
 
 // sessionUpdate handles an agent session/update.
 func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
-	upd, ok := f.Lookup("params", "update")
-	if !ok || rawjson.FirstByte(upd) != '{' {
+	params := f.Envelope().Params // found by the router's walk of the frame
+	if params == nil {
 		return rewrite.Verdict{}, nil
 	}
-	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
-	switch strAt(upd, "sessionUpdate") {
+	// One walk of params, into its update, reads every member the module
+	// needs: a tool call's content can be megabytes, skipped once rather
+	// than once per member (issue 11).
+	var p [2][]byte
+	var u updateMembers
+	if rawjson.PickIn(params, paramsKeys[:], p[:], "update", updateKeyNames[:], u[:]) != nil {
+		return rewrite.Verdict{}, nil
+	}
+	sid, upd := str(p[0]), p[1]
+	if rawjson.FirstByte(upd) != '{' {
+		return rewrite.Verdict{}, nil
+	}
+	switch str(u[updSessionUpdate]) {
 	case "tool_call":
-		return r.toolCall(f, sid, upd, true)
+		return r.toolCall(f, sid, &u, true)
 	case "tool_call_update":
-		return r.toolCall(f, sid, upd, false)
+		return r.toolCall(f, sid, &u, false)
 	case "subagent_spawned", "subagent_state_update":
 		return r.draftSubagent(sid, upd)
 	}
 	return rewrite.Verdict{}, nil
 }
 
+// paramsKeys are the members of a session/update's params the module reads.
+var paramsKeys = [...]string{"sessionId", "update"}
+
+// updateMembers are the raw values of a session/update's update members
+// the module reads (nil when absent), indexed by the upd* constants.
+type updateMembers [len(updateKeyNames)][]byte
+
+// updateKeyNames lists the members in the order of the upd* constants
+// (read-only, like paramsKeys).
+var updateKeyNames = [...]string{"sessionUpdate", "toolCallId", "rawInput", "rawOutput", "name", "title", "content", "status"}
+
+const (
+	updSessionUpdate = iota
+	updToolCallID
+	updRawInput
+	updRawOutput
+	updName
+	updTitle
+	updContent
+	updStatus
+)
+
 // toolCallFrame is what a tool_call or tool_call_update frame says.
 type toolCallFrame struct {
-	raw, upd []byte
+	raw      []byte
+	u        *updateMembers
 	isNew    bool   // a tool_call, not an update
 	id       string // toolCallId
 	toolName string // rawInput._toolName
@@ -39,24 +73,30 @@ type toolCallFrame struct {
 	hasTitle bool
 }
 
-func readToolCall(raw, upd []byte, isNew bool) *toolCallFrame {
-	fr := &toolCallFrame{raw: raw, upd: upd, isNew: isNew,
-		id:       strAt(upd, "toolCallId"),
-		toolName: strAt(upd, "rawInput", "_toolName"),
-		hasName:  present(upd, "name"),
+func readToolCall(raw []byte, u *updateMembers, isNew bool) *toolCallFrame {
+	fr := &toolCallFrame{raw: raw, u: u, isNew: isNew,
+		id:      str(u[updToolCallID]),
+		hasName: notNull(u[updName]),
 	}
-	fr.title, fr.hasTitle = rawjson.LookupString(upd, "title")
+	if in := u[updRawInput]; in != nil {
+		fr.toolName = strAt(in, "_toolName")
+	}
+	fr.title, fr.hasTitle = rawjson.DecodeString(u[updTitle])
 	return fr
 }
 
+// notNull reports whether a member's raw value (nil when absent) is
+// present and not null.
+func notNull(v []byte) bool { return v != nil && string(v) != "null" }
+
 // toolCall handles tool_call and tool_call_update frames (C2-C7, M, S1).
-func (r *rewriter) toolCall(f *rewrite.Frame, sid string, upd []byte, isNew bool) (rewrite.Verdict, error) {
+func (r *rewriter) toolCall(f *rewrite.Frame, sid string, u *updateMembers, isNew bool) (rewrite.Verdict, error) {
 	if !pipe.Valid(f.Raw) {
 		// Malformed below the envelope: nothing can be spliced into it,
 		// and no state is taken from it (P5).
 		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "tool call frame is not valid JSON")
 	}
-	fr := readToolCall(f.Raw, upd, isNew)
+	fr := readToolCall(f.Raw, u, isNew)
 	r.touch(sid)
 	if fr.id == "" {
 		return nameOnly(fr) // no correlation possible; C7 still applies
@@ -121,7 +161,7 @@ func (r *rewriter) track(fr *toolCallFrame, sid string) *call {
 	if fr.hasName {
 		c.vendor.name, c.shown.name = true, true
 	}
-	c.observe(fr.upd)
+	c.observe(fr.u)
 	r.calls.Resize(fr.id) // what the call holds may have grown (P6)
 	return c
 }
@@ -136,7 +176,7 @@ func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, err
 	if r.s1() {
 		pre = r.announce(c)
 	}
-	edits, err := c.contentAndLink(fr.upd, edits)
+	edits, err := c.contentAndLink(fr.u[updContent], edits)
 	if err != nil {
 		return rewrite.Verdict{}, err
 	}
@@ -174,20 +214,19 @@ func (c *call) titleAndName(fr *toolCallFrame, edits []rawjson.Edit) []rawjson.E
 }
 
 // contentAndLink appends the edit that gives a launch-call frame without
-// content the prompt (and the child session link, S1), or adds the link
+// content (its raw content member, nil when absent) the prompt (and the child session link, S1), or adds the link
 // to the content it has.
-func (c *call) contentAndLink(upd []byte, edits []rawjson.Edit) ([]rawjson.Edit, error) {
+func (c *call) contentAndLink(content []byte, edits []rawjson.Edit) ([]rawjson.Edit, error) {
 	var link *string
 	if child := c.childID(); child != "" {
 		link = &child
 	}
 	switch {
-	case !vendorContent(upd) && !c.shown.content && (c.snap.prompt != "" || link != nil):
+	case !vendorContent(content) && !c.shown.content && (c.snap.prompt != "" || link != nil):
 		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt, link)))
 		c.shown.content = true
 		c.shown.link = c.shown.link || link != nil
-	case present(upd, "content") && link != nil:
-		content, _ := rawjson.Lookup(upd, "content")
+	case notNull(content) && link != nil:
 		if rawjson.FirstByte(content) != '[' {
 			break
 		}

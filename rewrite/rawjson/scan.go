@@ -51,7 +51,8 @@ func ScanString(b []byte, i int) (int, error) {
 // SkipValue returns the offset just past the JSON value starting at b[i]
 // (whitespace before it must already be skipped). Containers are walked
 // by bracket depth; scalars up to the next delimiter. It does not fully
-// validate JSON: it finds boundaries.
+// validate JSON: it finds boundaries (a scalar ends at the first
+// structural byte or blank).
 func SkipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, SyntaxError(b, i, "missing value")
@@ -83,7 +84,9 @@ func SkipValue(b []byte, i int) (int, error) {
 		j := i
 		for j < len(b) {
 			c := b[j]
-			if c == ',' || c == '}' || c == ']' || IsSpace(c) {
+			// Any structural byte ends it: "0{" or `0"` is a scalar
+			// followed by a syntax error, as a bracket count sees it.
+			if c == ',' || c == '}' || c == ']' || c == '"' || c == '{' || c == '[' || c == ':' || IsSpace(c) {
 				break
 			}
 			j++
@@ -140,6 +143,21 @@ func NewObjectIter(obj []byte) (ObjectIter, error) {
 // Next returns the next member; ok is false at the end of the object or
 // on error (then Err says which).
 func (it *ObjectIter) Next() (m Member, ok bool) {
+	if m, ok = it.key(); !ok {
+		return m, false
+	}
+	vend, err := SkipValue(it.b, m.ValueStart)
+	if err != nil {
+		it.err = err
+		return m, false
+	}
+	it.valueEnds(&m, vend)
+	return m, true
+}
+
+// key reads the next member up to the start of its value (m.ValueStart);
+// the caller finds where the value ends and calls valueEnds.
+func (it *ObjectIter) key() (m Member, ok bool) {
 	b := it.b
 	i := SkipSpace(b, it.i)
 	if i >= len(b) {
@@ -174,16 +192,15 @@ func (it *ObjectIter) Next() (m Member, ok bool) {
 		it.err = SyntaxError(b, i, "expected ':'")
 		return m, false
 	}
-	i = SkipSpace(b, i+1)
-	vend, err := SkipValue(b, i)
-	if err != nil {
-		it.err = err
-		return m, false
-	}
-	m.ValueStart, m.ValueEnd = i, vend
-	m.Value = b[i:vend]
-	it.i = vend
+	m.ValueStart = SkipSpace(b, i+1)
 	return m, true
+}
+
+// valueEnds completes m, whose value ends at vend, and moves past it.
+func (it *ObjectIter) valueEnds(m *Member, vend int) {
+	m.ValueEnd = vend
+	m.Value = it.b[m.ValueStart:vend]
+	it.i = vend
 }
 
 // Err is the error that ended the walk, or nil.
@@ -280,4 +297,101 @@ func LookupString(obj []byte, path ...string) (string, bool) {
 		return "", false
 	}
 	return DecodeString(v)
+}
+
+// Pick reads several members of the JSON object obj in one walk: vals[i]
+// becomes the raw value of the member whose key is keys[i] (the last one,
+// as in Lookup), or nil when obj has none. A module that needs several
+// members of a frame with a large value (a 5 MB file read in a tool call's
+// content) skips that value once, not once per member. vals must be at
+// least as long as keys; it is cleared first. An error (obj is no object,
+// or malformed) leaves vals all nil.
+func Pick(obj []byte, keys []string, vals [][]byte) error {
+	vals = vals[:len(keys)]
+	clear(vals)
+	it, err := NewObjectIter(obj)
+	if err != nil {
+		return err
+	}
+	for {
+		m, ok := it.Next()
+		if !ok {
+			break
+		}
+		for i, k := range keys {
+			if KeyEqual(m.Key, k) {
+				vals[i] = m.Value
+			}
+		}
+	}
+	if it.err != nil {
+		clear(vals)
+		return it.err
+	}
+	return nil
+}
+
+// PickIn is Pick over obj that also reads the members innerKeys of the
+// object value of obj's member inner into innerVals, in the same walk:
+// that object is walked once, not skipped and then walked again (a
+// session/update's params and its update, whose content can be
+// megabytes). The last member named inner wins, as in Pick; innerVals are
+// all nil when it is absent or no object. An error leaves every value nil.
+func PickIn(obj []byte, keys []string, vals [][]byte, inner string, innerKeys []string, innerVals [][]byte) error {
+	vals, innerVals = vals[:len(keys)], innerVals[:len(innerKeys)]
+	clear(vals)
+	clear(innerVals)
+	fail := func(err error) error {
+		clear(vals)
+		clear(innerVals)
+		return err
+	}
+	it, err := NewObjectIter(obj)
+	if err != nil {
+		return fail(err)
+	}
+	for {
+		m, ok := it.key()
+		if !ok {
+			break
+		}
+		isInner := KeyEqual(m.Key, inner)
+		var vend int
+		if isInner && m.ValueStart < len(obj) && obj[m.ValueStart] == '{' {
+			clear(innerVals) // an earlier member of that name is replaced
+			sub := ObjectIter{b: obj, i: m.ValueStart + 1, first: true}
+			for {
+				im, ok := sub.Next()
+				if !ok {
+					break
+				}
+				for j, k := range innerKeys {
+					if KeyEqual(im.Key, k) {
+						innerVals[j] = im.Value
+					}
+				}
+			}
+			if sub.err != nil {
+				return fail(sub.err)
+			}
+			vend = sub.i
+		} else {
+			if vend, err = SkipValue(obj, m.ValueStart); err != nil {
+				return fail(err)
+			}
+			if isInner {
+				clear(innerVals)
+			}
+		}
+		it.valueEnds(&m, vend)
+		for j, k := range keys {
+			if KeyEqual(m.Key, k) {
+				vals[j] = m.Value
+			}
+		}
+	}
+	if it.err != nil {
+		return fail(it.err)
+	}
+	return nil
 }
