@@ -11,7 +11,7 @@
 //     real recordings (it imports the proxy, which rewritetest cannot).
 //
 // Here too: StandardMethods (the ACP schema's method names, checked
-// against ../shared/acp-schema), Module.UnknownMethods (a trigger for
+// against the embedded schema, internal/acpschema), Module.UnknownMethods (a trigger for
 // methods outside it, rule V7) and RefuseMethod (the C13/V7 answer).
 //
 // A Module is a value: a name, a one-line doc, the trigger byte strings that

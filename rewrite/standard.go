@@ -5,7 +5,7 @@ import "github.com/sourcegraph/jsonrpc2"
 // StandardMethods returns every method name of the ACP schema, version 1,
 // stable and unstable: the agent methods, the client methods and the
 // protocol method $/cancel_request (the method lists of meta.json and
-// meta.unstable.json in ../shared/acp-schema/v1; TestStandardMethods
+// meta.unstable.json of the embedded schema, internal/acpschema; TestStandardMethods
 // checks them against those files). A method outside this list that does
 // not start with '_' is no method a client is expected to know (rules C13,
 // V7).
