@@ -3,8 +3,8 @@ package rewrite
 import (
 	"slices"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // AgentInfoTrigger is the trigger that hands a module the initialize

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // FuzzRewrite feeds sequences of frames (one per line; a line starting

@@ -3,9 +3,9 @@ package claude_test
 import (
 	"encoding/json"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // claudeModule is the module under test with the default configuration.

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // module is the module under test, configured with settings

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // Module returns a tiny module, for tests only, that makes every kind of

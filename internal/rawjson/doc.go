@@ -7,6 +7,7 @@
 // other byte (Set, Delete).
 //
 // Frames are relayed byte for byte (rule P1), so nothing here re-encodes
-// what it does not change. Package pipe uses the scanner for the wire
-// (envelope peek, redaction); vendor modules use the rest.
+// what it does not change. It is the lowest floor: it imports nothing of
+// the project, package pipe uses the scanner for the wire (envelope peek,
+// redaction) and the vendor modules use the rest.
 package rawjson
