@@ -103,10 +103,10 @@ type Router struct {
 	advert []byte
 	seq    atomic.Int64
 	// triggers finds the modules a frame concerns without decoding it.
-	triggers *rewrite.TriggerIndex
+	triggers *TriggerIndex
 
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
-	memos  [3]rewrite.TriggerMemo
+	memos  [3]triggerMemo
 
 	// idPrefix starts the proxy's own request ids (C12), see proxyIDPrefix.
 	idPrefix []byte
@@ -168,7 +168,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		return nil, err
 	}
 	r.advert = advert
-	r.triggers = rewrite.NewTriggerIndex(cfg.Modules)
+	r.triggers = NewTriggerIndex(cfg.Modules)
 	r.triggers.Add(`"id"`, bitID)
 	r.triggers.Add(`"result"`, bitResult)
 	r.triggers.Add(`"error"`, bitResult)

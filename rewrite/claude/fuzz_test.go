@@ -3,7 +3,7 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,7 +95,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	var seeds [][]byte
 	add := func(data []byte) {
 		var conn [][]byte
-		for _, rec := range moduletest.ReadRecords(f, data) {
+		for _, rec := range proxytest.ReadRecords(f, data) {
 			if rec.Frame == nil {
 				continue
 			}

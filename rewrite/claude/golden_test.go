@@ -2,7 +2,7 @@ package claude_test
 
 import (
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -30,8 +30,8 @@ func TestGolden(t *testing.T) {
 		if !ok {
 			t.Fatal("no input.jsonl section")
 		}
-		outs := moduletest.Route(t, moduletest.ReadRecords(t, in), nil, claudeModule())
-		got := moduletest.Format(outs)
+		outs := proxytest.Route(t, proxytest.ReadRecords(t, in), nil, claudeModule())
+		got := proxytest.Format(outs)
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
@@ -44,7 +44,7 @@ func TestGolden(t *testing.T) {
 			if err := json.Unmarshal(spec, &want); err != nil {
 				t.Fatalf("snapshots.json: %v", err)
 			}
-			gotSnaps := moduletest.Snapshots(t, outs)
+			gotSnaps := proxytest.Snapshots(t, outs)
 			if !reflect.DeepEqual(gotSnaps, want) {
 				g, _ := json.MarshalIndent(gotSnaps, "", "  ")
 				w, _ := json.MarshalIndent(want, "", "  ")
@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 
 // checkParents checks that exactly the listed output lines carry
 // _meta["acp-normalize"].parentToolCallId, with the listed values (L4).
-func checkParents(t *testing.T, outs []moduletest.Output, spec []byte) {
+func checkParents(t *testing.T, outs []proxytest.Output, spec []byte) {
 	t.Helper()
 	var want map[string]string
 	if err := json.Unmarshal(spec, &want); err != nil {
@@ -68,7 +68,7 @@ func checkParents(t *testing.T, outs []moduletest.Output, spec []byte) {
 	}
 	got := map[string]string{}
 	for i, o := range outs {
-		obj := moduletest.Described(o.Frame)
+		obj := proxytest.Described(o.Frame)
 		var p string
 		raw, ok := metaValue(obj, "parentToolCallId")
 		if !ok {

@@ -7,19 +7,19 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
-// TestGolden runs testdata/golden/*.txtar (moduletest.RunGolden) through
+// TestGolden runs testdata/golden/*.txtar (proxytest.RunGolden) through
 // the methods module; a case whose name ends in "_forward" runs with
 // --forward-unknown-vendor-methods.
 func TestGolden(t *testing.T) {
-	moduletest.RunGolden(t, func(name string) []rewrite.Module {
+	proxytest.RunGolden(t, func(name string) []rewrite.Module {
 		mods := []rewrite.Module{methods.Module()}
-		if moduletest.HasSuffix(name, "_forward") {
+		if proxytest.HasSuffix(name, "_forward") {
 			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.ForwardUnknownVendorMethods: "true"})
 		}
 		return mods

@@ -1,4 +1,4 @@
-package moduletest
+package proxytest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package rewrite
+package proxy
 
 import (
 	"bytes"
@@ -6,18 +6,18 @@ import (
 	"math/bits"
 )
 
-// memoPrefix is how much of a frame a TriggerMemo keeps: the envelope of
+// memoPrefix is how much of a frame a triggerMemo keeps: the envelope of
 // a message chunk (jsonrpc, method, session id, update kind) and more.
 const memoPrefix = 256
 
-// TriggerMemo remembers the start of the last frame in which a
+// triggerMemo remembers the start of the last frame in which a
 // TriggerIndex found nothing. Consecutive frames of a stream share most of
 // their envelope (a chunk storm differs only in the text), and a trigger
 // that lies wholly inside a prefix a frame shares with a frame that had
 // none cannot be there either: MatchMemo scans only from where the frames
 // start to differ (less the longest trigger). One memo per stream; not
 // safe for concurrent use.
-type TriggerMemo struct {
+type triggerMemo struct {
 	prefix [memoPrefix]byte
 	n      int
 	frames uint // untriggered frames seen
@@ -32,7 +32,7 @@ type TriggerMemo struct {
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
 // trigger, and updating m.
-func (x *TriggerIndex) MatchMemo(frame []byte, m *TriggerMemo) uint64 {
+func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
 	from, same := 0, 0
 	var mask uint64
 	if len(x.plain) == 0 {
@@ -106,7 +106,7 @@ const memoReseed = 64
 // trigger, which reads the method's value past its own end, is checked
 // again where what it read is not all inside the shared prefix (same
 // bytes): there the frame may differ from the memo's.
-func (m *TriggerMemo) methodReadFrom(same int) int {
+func (m *triggerMemo) methodReadFrom(same int) int {
 	from := same
 	if !m.methodsAll && m.nMethods < len(m.methods) {
 		from = 0 // not scanned (the memo predates the method trigger)
@@ -123,7 +123,7 @@ func (m *TriggerMemo) methodReadFrom(same int) int {
 }
 
 // findMethods records the method keys in the memo's prefix of frame.
-func (m *TriggerMemo) findMethods(frame []byte) {
+func (m *triggerMemo) findMethods(frame []byte) {
 	m.nMethods, m.methodsAll = 0, true
 	for off := 0; ; {
 		k := bytes.Index(frame[off:m.n], []byte(methodKey))

@@ -1,6 +1,6 @@
-// Package moduletest runs vendor modules through a real proxy Router, for
-// the golden and capture tests of modules (it is rewritetest's partner:
-// rewritetest cannot import the proxy, whose own tests import it).
+// Package proxytest runs vendor modules through a real proxy Router, for
+
+
 //
 //   - Route runs capture records through a Router with some modules, as
 //     the live proxy would, and Format renders what each side received
@@ -14,4 +14,4 @@
 //   - CheckCapture, Captures and NothingOnOthers check whole real
 //     captures (rules P1, M, V1-V5);
 //   - Snapshots and Parents read back the rule-M additions.
-package moduletest
+package proxytest

@@ -1,4 +1,4 @@
-package rewrite
+package proxy
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestTriggerMemo(t *testing.T) {
 		{"empty", ``, 0},
 		{"after empty", head + `x"}}}}`, 0},
 	}
-	var m TriggerMemo
+	var m triggerMemo
 	for _, s := range steps {
 		if got := x.MatchMemo([]byte(s.frame), &m); got != s.want {
 			t.Fatalf("%s: MatchMemo = %b, want %b", s.name, got, s.want)
@@ -55,7 +55,7 @@ func FuzzTriggerMemo(f *testing.F) {
 	x := NewTriggerIndex(mods)
 	f.Add([]byte(`{"method":"session/request_permission","p":1}` + "\n" + `{"method":"session/request_permissionX","p":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var m TriggerMemo
+		var m triggerMemo
 		for _, frame := range bytes.Split(in, []byte("\n")) {
 			if got, want := x.MatchMemo(frame, &m), x.Match(frame); got != want {
 				t.Fatalf("MatchMemo(%q) = %b, Match = %b", frame, got, want)
@@ -82,7 +82,7 @@ func BenchmarkTriggerMemo(b *testing.B) {
 		}
 	})
 	b.Run("memo", func(b *testing.B) {
-		var m TriggerMemo
+		var m triggerMemo
 		for i := 0; i < b.N; i++ {
 			x.MatchMemo(frames[i%len(frames)], &m)
 		}
@@ -105,7 +105,7 @@ func TestTriggerMemoMethod(t *testing.T) {
 		{"standard again", `{"jsonrpc":"2.0","method":"session/request_permission","params":{"a":1}}`, 0},
 		{"cut short", `{"jsonrpc":"2.0","method":"session/request_permissio`, 0},
 	}
-	var m TriggerMemo
+	var m triggerMemo
 	for _, s := range steps {
 		if got, want := x.MatchMemo([]byte(s.frame), &m), x.Match([]byte(s.frame)); got != s.want || want != s.want {
 			t.Fatalf("%s: MatchMemo = %b, Match = %b, want %b", s.name, got, want, s.want)

@@ -1,15 +1,17 @@
-package rewrite
+package proxy
 
 import (
 	"bytes"
 	"regexp"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-func triggerModules(triggers ...[]string) []Module {
-	var mods []Module
+func triggerModules(triggers ...[]string) []rewrite.Module {
+	var mods []rewrite.Module
 	for i, t := range triggers {
-		mods = append(mods, Module{Name: string(rune('a' + i)), Doc: "d", Triggers: t, New: func(Env) Rewriter { return nil }})
+		mods = append(mods, rewrite.Module{Name: string(rune('a' + i)), Doc: "d", Triggers: t, New: func(rewrite.Env) rewrite.Rewriter { return nil }})
 	}
 	return mods
 }
@@ -90,7 +92,7 @@ func BenchmarkTriggerIndex(b *testing.B) {
 
 // containsTrigger reports whether frame contains one of m's triggers, the
 // slow way the index must agree with.
-func containsTrigger(m Module, frame []byte) bool {
+func containsTrigger(m rewrite.Module, frame []byte) bool {
 	for _, t := range m.Triggers {
 		if bytes.Contains(frame, []byte(t)) {
 			return true
@@ -150,7 +152,7 @@ func FuzzTriggerIndexUnknownMethods(f *testing.F) {
 	mods[0].UnknownMethods = true
 	x := NewTriggerIndex(mods)
 	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
-	std := NewMethodFilter()
+	std := rewrite.NewMethodFilter()
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		want := uint64(0)
 		for i := range frame { // at every quote, as the index looks

@@ -1,7 +1,9 @@
-package rewrite
+package proxy
 
 import (
 	"bytes"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // TriggerIndex finds which modules of a list a frame triggers, in one pass
@@ -25,7 +27,7 @@ type TriggerIndex struct {
 	all    uint64 // the bits of every module with a trigger
 	// std are the standard methods, for the modules that asked for
 	// unknown methods (Module.UnknownMethods).
-	std methodSet
+	std rewrite.MethodFilter
 	// longest is the length of the longest quoted trigger.
 	longest int
 	// hasMethod: the method trigger is indexed (it reads past its end).
@@ -45,7 +47,7 @@ const methodKey = `"method"`
 
 // NewTriggerIndex indexes the triggers of mods; module i is bit i of
 // Match's result. At most 64 modules, and less the bits given to Add.
-func NewTriggerIndex(mods []Module) *TriggerIndex {
+func NewTriggerIndex(mods []rewrite.Module) *TriggerIndex {
 	x := &TriggerIndex{}
 	var unknown uint64
 	for i, m := range mods {
@@ -57,7 +59,7 @@ func NewTriggerIndex(mods []Module) *TriggerIndex {
 		}
 	}
 	if unknown != 0 {
-		x.std = newMethodSet()
+		x.std = rewrite.NewMethodFilter()
 		x.all |= unknown
 		x.addQuoted(trigger{pat: []byte(methodKey), bit: unknown, method: true})
 	}
@@ -159,7 +161,7 @@ func (x *TriggerIndex) unknownMethodAt(rest []byte) bool {
 	if bytes.IndexByte(body[:end], '\\') >= 0 {
 		return true
 	}
-	return x.std.unknown(body[:end])
+	return x.std.UnknownBytes(body[:end])
 }
 
 func skipSpace(b []byte, i int) int {
