@@ -58,7 +58,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms := newMethods([]rewrite.Module{cursor.Module(cursor.Options{})})
+			ms := newMethods([]rewrite.Module{cursor.Module()})
 			if tt.request != "" {
 				ms.observe(pipe.Agent, []byte(tt.request))
 			}

@@ -1,16 +1,18 @@
 // Package proxytest runs vendor modules through a real proxy Router, for
-
-
+// the golden and capture tests of modules. It sits above the proxy (it
+// drives proxy.NewRouter), so the contract layer, rewrite, and its own
+// kit, rewritetest, import nothing of the router.
 //
 //   - Route runs capture records through a Router with some modules, as
 //     the live proxy would, and Format renders what each side received
 //     as replay lines (rule R3);
 //   - RunGolden runs txtar cases (input.jsonl in, output.jsonl compared
 //     byte for byte, optional hand-written snapshots.json and
-//     parents.json), checking every frame the modules wrote against the
-//     ACP schema;
-//   - Golden does the same for one module configured by each case's
-//     "options:" comment line (Configured);
+//     parents.json) with the settings of the case's "options:" comment
+//     line, checking every frame the modules wrote against the ACP
+//     schema; Golden does the same for one module;
+//   - CheckTriggers and Triggered check which frames reach a module
+//     through the router's trigger index (the hot path of rule P1);
 //   - CheckCapture, Captures and NothingOnOthers check whole real
 //     captures (rules P1, M, V1-V5);
 //   - Snapshots and Parents read back the rule-M additions.

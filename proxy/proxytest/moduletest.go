@@ -51,7 +51,17 @@ type Output struct {
 // Route runs records through a Router with mods, as the live proxy would.
 func Route(t testing.TB, recs []pipe.Record, logger *slog.Logger, mods ...rewrite.Module) []Output {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: mods, Version: Version, Logger: logger})
+	return RouteConfig(t, recs, proxy.RouterConfig{Modules: mods, Logger: logger})
+}
+
+// RouteConfig is Route with a whole router configuration (settings,
+// caps); the advertised version is Version when cfg gives none.
+func RouteConfig(t testing.TB, recs []pipe.Record, cfg proxy.RouterConfig) []Output {
+	t.Helper()
+	if cfg.Version == "" {
+		cfg.Version = Version
+	}
+	r, err := proxy.NewRouter(cfg)
 	if err != nil {
 		t.Fatalf("NewRouter: %v", err)
 	}
@@ -163,7 +173,9 @@ func Parents(t testing.TB, outs []Output) map[string]string {
 //   - parents.json (optional, hand-written): the parentToolCallId of each
 //     output line that carries one, by line number.
 //
-// Every frame a module changed or added toward the client is checked
+// The router gets the settings of the case's comment line "options:"
+// (e.g. "options: vendor=codex forward-unknown-vendor-methods"), spelled
+// as a capture records them. Every frame a module changed or added toward the client is checked
 // against the ACP schema (rule P3). Case names cite the rule they pin.
 func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 	runGolden(t, func(t *testing.T, c *rewritetest.Case) []rewrite.Module {
@@ -171,12 +183,10 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module) {
 	})
 }
 
-// Golden is RunGolden for the one module m, configured for each case
-// with the settings its comment lists on an "options:" line (e.g.
-// "options: vendor=codex"), as a capture records them.
+// Golden is RunGolden for the one module m.
 func Golden(t *testing.T, m rewrite.Module) {
 	runGolden(t, func(t *testing.T, c *rewritetest.Case) []rewrite.Module {
-		return []rewrite.Module{Configured(t, m, caseOptions(c.Comment())...)}
+		return []rewrite.Module{m}
 	})
 }
 
@@ -188,7 +198,9 @@ func runGolden(t *testing.T, mods func(t *testing.T, c *rewritetest.Case) []rewr
 			t.Fatal("no input.jsonl section")
 		}
 		logs := rewritetest.NewLogRecorder()
-		outs := Route(t, ReadRecords(t, in), logs.Logger(), mods(t, c)...)
+		ms := mods(t, c)
+		outs := RouteConfig(t, ReadRecords(t, in), proxy.RouterConfig{Modules: ms, Logger: logs.Logger(),
+			Settings: Settings(t, ms, caseOptions(c.Comment())...)})
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
@@ -240,20 +252,14 @@ func caseOptions(comment []byte) []string {
 	return nil
 }
 
-// Configured returns m configured with settings given as a capture
-// records them ("name=value", or a bool option's name), against the
-// shared options and m's own.
-func Configured(t testing.TB, m rewrite.Module, settings ...string) rewrite.Module {
+// Settings parses settings given as a capture records them
+// ("name=value", or a bool option's name) against the shared options and
+// those of mods.
+func Settings(t testing.TB, mods []rewrite.Module, recorded ...string) rewrite.Settings {
 	t.Helper()
-	s, unknown := rewrite.ParseRecorded(settings, rewrite.AllOptions([]rewrite.Module{m}))
+	s, unknown := rewrite.ParseRecorded(recorded, rewrite.AllOptions(mods))
 	if len(unknown) > 0 {
 		t.Fatalf("unknown settings %q", unknown)
 	}
-	return rewrite.Configure([]rewrite.Module{m}, s)[0]
-}
-
-// HasSuffix reports whether a case file's name, without ".txtar", ends
-// in suffix: cases that need settings say so in their names.
-func HasSuffix(name, suffix string) bool {
-	return strings.HasSuffix(strings.TrimSuffix(name, ".txtar"), suffix)
+	return s
 }

@@ -3,10 +3,11 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"golang.org/x/tools/txtar"
 

@@ -2,10 +2,11 @@ package claude_test
 
 import (
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"

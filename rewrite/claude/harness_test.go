@@ -9,7 +9,7 @@ import (
 )
 
 // claudeModule is the module under test with the default configuration.
-func claudeModule() rewrite.Module { return claude.Module(claude.Config{}) }
+func claudeModule() rewrite.Module { return claude.Module() }
 
 func itoa(i int) string {
 	b, _ := json.Marshal(i)

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -104,8 +105,8 @@ func TestCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs := proxytest.ReadRecords(t, data)
-			outs := proxytest.Route(t, recs, nil, module(t))
-			plain := proxytest.Route(t, recs, nil, proxytest.Inert(module(t).Name))
+			outs := proxytest.Route(t, recs, nil, codex.Module())
+			plain := proxytest.Route(t, recs, nil, proxytest.Inert(codex.Module().Name))
 			emitted := 0
 			var kept []proxytest.Output
 			for i, o := range outs {
@@ -168,5 +169,5 @@ func isLaunchFrame(frame []byte) bool {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	proxytest.NothingOnOthers(t, capturesDir, module(t))
+	proxytest.NothingOnOthers(t, capturesDir, codex.Module())
 }

@@ -6,15 +6,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
-	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 )
-
-// module is the module under test, configured with settings
-// ("name=value" or a bool option's name).
-func module(t testing.TB, settings ...string) rewrite.Module {
-	return proxytest.Configured(t, codex.Module(), settings...)
-}
 
 // withoutAdditions removes what the module may add to a launch-call frame
 // (the snapshot and the V3 title) from both frames, for comparing the rest.

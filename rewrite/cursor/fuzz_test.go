@@ -66,7 +66,7 @@ func FuzzCursor(f *testing.F) {
 		logs := rewritetest.NewLogRecorder()
 		logs.FailOnPanic = t
 		r, err := proxy.NewRouter(proxy.RouterConfig{
-			Modules: []rewrite.Module{cursor.Module(cursor.Options{Cap: 4})},
+			Modules: []rewrite.Module{cursor.Module()}, MaxEntries: 4,
 			Logger:  logs.Logger(),
 			Version: "fuzz",
 		})

@@ -11,36 +11,44 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
-// scenarioOptions reads "options: ..." lines of the comment.
-func scenarioOptions(t *testing.T, comment []byte) cursor.Options {
-	var o cursor.Options
+// scenarioOpts are a case's router settings.
+type scenarioOpts struct {
+	settings rewrite.Settings
+	cap      int // RouterConfig.MaxEntries
+}
+
+// forward reports whether unknown vendor methods pass through (C13).
+func (o scenarioOpts) forward() bool { return o.settings.Bool(rewrite.ForwardUnknownVendorMethods) }
+
+// scenarioOptions reads "options: ..." lines of the comment: option
+// settings as a capture records them, and cap=N for the tables' cap.
+func scenarioOptions(t *testing.T, comment []byte) scenarioOpts {
+	var o scenarioOpts
+	var recorded []string
 	for _, line := range strings.Split(string(comment), "\n") {
 		rest, ok := strings.CutPrefix(line, "options:")
 		if !ok {
 			continue
 		}
 		for _, w := range strings.Fields(rest) {
-			switch {
-			case w == "forward-unknown-vendor-methods":
-				o.ForwardUnknownVendorMethods = true
-			case w == "cursor-native-subagents":
-				o.NativeSubagents = true
-			case strings.HasPrefix(w, "cap="):
-				n, err := strconv.Atoi(w[4:])
+			if n, ok := strings.CutPrefix(w, "cap="); ok {
+				c, err := strconv.Atoi(n)
 				if err != nil {
 					t.Fatalf("bad option %q", w)
 				}
-				o.Cap = n
-			default:
-				t.Fatalf("unknown option %q", w)
+				o.cap = c
+				continue
 			}
+			recorded = append(recorded, w)
 		}
 	}
+	o.settings = proxytest.Settings(t, []rewrite.Module{cursor.Module()}, recorded...)
 	return o
 }
 
@@ -59,14 +67,16 @@ type inputLine struct {
 // runScenario feeds the input lines through a Router with the cursor
 // module and returns the output lines. It checks the invariants every
 // scenario must keep (P1, P3, C1/C13).
-func runScenario(t *testing.T, schema *rewritetest.Schema, opts cursor.Options, input []byte) []byte {
+func runScenario(t *testing.T, schema *rewritetest.Schema, opts scenarioOpts, input []byte) []byte {
 	t.Helper()
 	logs := rewritetest.NewLogRecorder()
 	logs.FailOnPanic = t
 	r, err := proxy.NewRouter(proxy.RouterConfig{
-		Modules: []rewrite.Module{cursor.Module(opts)},
-		Logger:  logs.Logger(),
-		Version: "test",
+		Modules:    []rewrite.Module{cursor.Module()},
+		Settings:   opts.settings,
+		MaxEntries: opts.cap,
+		Logger:     logs.Logger(),
+		Version:    "test",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +102,7 @@ func runScenario(t *testing.T, schema *rewritetest.Schema, opts cursor.Options, 
 				}
 			}
 			checkFrame(t, opts, o)
-			if o.Op != "" && o.To == pipe.Client && !opts.ForwardUnknownVendorMethods {
+			if o.Op != "" && o.To == pipe.Client && !opts.forward() {
 				schema.CheckOutput(t, o.Op, in, o.Frame)
 			}
 			fmt.Fprintf(&out, `{"re":%d,"to":%q,"op":%q,"frame":%s}`+"\n", o.Re, o.To.String(), op, o.Frame)
@@ -150,7 +160,7 @@ var standardUpdates = map[string]bool{
 }
 
 // checkFrame checks one output: JSON-valid, spec-only toward the client.
-func checkFrame(t *testing.T, opts cursor.Options, o proxy.Out) {
+func checkFrame(t *testing.T, opts scenarioOpts, o proxy.Out) {
 	t.Helper()
 	if o.Op == "" {
 		return // byte-identical to its input, checked by the caller
@@ -173,7 +183,7 @@ func checkFrame(t *testing.T, opts cursor.Options, o proxy.Out) {
 	}
 	_ = json.Unmarshal(o.Frame, &msg)
 	m := strings.TrimPrefix(msg.Method, "_")
-	if strings.HasPrefix(m, "cursor/") && !opts.ForwardUnknownVendorMethods {
+	if strings.HasPrefix(m, "cursor/") && !opts.forward() {
 		t.Errorf("C1/C13: %s reached the client: %s", msg.Method, o.Frame)
 	}
 	if msg.Method == "session/update" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -66,8 +67,8 @@ func TestCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs := proxytest.ReadRecords(t, data)
-			outs := proxytest.Route(t, recs, nil, module(t))
-			plain := proxytest.Route(t, recs, nil, proxytest.Inert(module(t).Name))
+			outs := proxytest.Route(t, recs, nil, gemini.Module())
+			plain := proxytest.Route(t, recs, nil, proxytest.Inert(gemini.Module().Name))
 			if len(outs) != len(plain) {
 				t.Fatalf("%d outputs with the module, %d without: it must never add or drop frames", len(outs), len(plain))
 			}
@@ -101,5 +102,5 @@ func TestCaptures(t *testing.T) {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	proxytest.NothingOnOthers(t, capturesDir, module(t))
+	proxytest.NothingOnOthers(t, capturesDir, gemini.Module())
 }

@@ -27,7 +27,7 @@ func Module() rewrite.Module {
 				log:     lg,
 				forward: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
 				filter:  rewrite.NewMethodFilter(),
-				warned: table.New(table.Config[string, struct{}]{Name: "methods warned about", Budget: env.Budget, Logger: lg,
+				warned: rewrite.NewTable(env, table.Config[string, struct{}]{Name: "methods warned about", Logger: lg,
 					Size: func(k string, _ struct{}) int64 { return int64(len(k)) }}),
 			}
 		},

@@ -14,16 +14,10 @@ import (
 )
 
 // TestGolden runs testdata/golden/*.txtar (proxytest.RunGolden) through
-// the methods module; a case whose name ends in "_forward" runs with
-// --forward-unknown-vendor-methods.
+// the methods module, with the settings of each case's "options:" line
+// (--forward-unknown-vendor-methods).
 func TestGolden(t *testing.T) {
-	proxytest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{methods.Module()}
-		if proxytest.HasSuffix(name, "_forward") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.ForwardUnknownVendorMethods: "true"})
-		}
-		return mods
-	})
+	proxytest.Golden(t, methods.Module())
 }
 
 // TestWarnOnce pins V7's logging: the first frame of each unknown method

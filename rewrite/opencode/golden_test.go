@@ -12,11 +12,7 @@ import (
 // through the opencode module. A case whose name ends in "_vendor_flag"
 // runs with --vendor opencode.
 func TestGolden(t *testing.T) {
-	proxytest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{opencode.Module()}
-		if proxytest.HasSuffix(name, "_vendor_flag") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.VendorOption: opencode.Name})
-		}
-		return mods
+	proxytest.RunGolden(t, func(string) []rewrite.Module {
+		return []rewrite.Module{opencode.Module()}
 	})
 }

@@ -11,13 +11,9 @@ import (
 
 // TestGolden runs testdata/golden/*.txtar (see proxytest.RunGolden)
 // through the qwen module and the methods module, as the proxy lists them.
-// A case whose name ends in "_vendor_flag" runs with --vendor qwen.
+// A case runs with the settings of its "options:" line (--vendor qwen).
 func TestGolden(t *testing.T) {
-	proxytest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{qwen.Module(), methods.Module()}
-		if proxytest.HasSuffix(name, "_vendor_flag") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.VendorOption: qwen.Name})
-		}
-		return mods
+	proxytest.RunGolden(t, func(string) []rewrite.Module {
+		return []rewrite.Module{qwen.Module(), methods.Module()}
 	})
 }
