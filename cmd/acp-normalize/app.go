@@ -25,6 +25,10 @@ const (
 	exitUsage   = 2
 )
 
+// stderrQueueBytes bounds what waits for a slow stderr (F4): more than
+// the longest agent stderr line the proxy passes on in one piece (1 MiB).
+const stderrQueueBytes = 4 << 20
+
 // exitError carries an exit code out of an action.
 type exitError struct {
 	code int
@@ -169,11 +173,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if logFile != nil {
 		logOut = logFile
 	}
-	// Logs reach stderr through a queue: a stderr nobody reads must not
-	// stall the relays (F4).
-	logStderr := newBackgroundWriter(st.stderr, 4096)
-	defer logStderr.Close(time.Second)
+	// Logs and the agent's stderr reach stderr through a bounded queue: a
+	// stderr nobody reads must stall neither the relays nor the agent
+	// (F4). The log file is written directly and gets every line.
+	logStderr := newBackgroundWriter(st.stderr, stderrQueueBytes)
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
+	defer func() {
+		if lost := logStderr.Close(time.Second); lost.Writes > 0 {
+			// Reaches the log file (stderr is closed to it by now).
+			logger.Warn("stderr was not being read: lines dropped from stderr", "rule", "F4",
+				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil)
+		}
+	}()
 
 	var capture *pipe.CaptureWriter
 	var captureFile *os.File
@@ -211,7 +222,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,
 		Stdout:      st.stdout,
-		AgentStderr: fanout{st.stderr, logOut},
+		AgentStderr: fanout{logStderr, logOut},
 		Signals:     sigs,
 		Logger:      logger,
 	})

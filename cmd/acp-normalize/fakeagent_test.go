@@ -21,6 +21,7 @@ import (
 //	outpartial <text>      write text to stdout with no newline
 //	outfile <path>         write the file's bytes to stdout as they are
 //	err <text>             write a line to stderr
+//	errflood <n>           write n numbered 100-byte lines to stderr
 //	wait <substring>       read stdin until a line contains substring
 //	echo                   copy every remaining stdin line to stdout; at EOF go on
 //	interleave             like echo, but write {"method":"_n","params":{"i":K}} before each
@@ -63,6 +64,13 @@ func fakeAgent(script string) int {
 			out.Flush()
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)
+		case "errflood":
+			n, _ := strconv.Atoi(arg)
+			w := bufio.NewWriterSize(os.Stderr, 1<<16)
+			for i := range n {
+				fmt.Fprintf(w, "stderr flood line %08d %s\n", i, strings.Repeat("x", 72))
+			}
+			w.Flush()
 		case "wait":
 			for {
 				l, err := in.ReadString('\n')
