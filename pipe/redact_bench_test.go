@@ -50,3 +50,14 @@ func BenchmarkRedactLargeFrame(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRedactTextLarge: a 1 MiB line that is not valid JSON (a long
+// message frame cut off at EOF) through the text rules.
+func BenchmarkRedactTextLarge(b *testing.B) {
+	frame := string(redactBenchFrames()[0].frame)
+	line := frame[:len(frame)-10]
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		RedactText(line)
+	}
+}
