@@ -2,6 +2,7 @@ package pipe
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,9 +10,10 @@ import (
 )
 
 // redactBenchFrames are large frames of the shapes a capture sees most: a
-// long message text (prose with links), a listing of many small strings,
-// and a tool call whose arguments are a JSON-encoded string (Codex). None
-// holds a secret: the cost measured is the search.
+// long message text (prose dense with links and hyphens), a file read
+// (this repository's README, Markdown with code), a listing of many small
+// strings, and a tool call whose arguments are a JSON-encoded string
+// (Codex). None holds a secret: the cost measured is the search.
 func redactBenchFrames() []struct {
 	name  string
 	frame []byte
@@ -26,12 +28,21 @@ func redactBenchFrames() []struct {
 		fmt.Fprintf(&listing, `{"path":"src/pkg%d/file%d.go","kind":"file","size":%d}`, i%97, i, i*13)
 	}
 	listing.WriteString(`]}}`)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		panic(err)
+	}
+	var doc []byte
+	for len(doc) < 1<<20 {
+		doc = append(doc, readme...)
+	}
 	args := `{"command":["bash","-lc","` + strings.Repeat(`grep -rn \"func main\" ./cmd | head -n 20; `, 20000) + `"],"workdir":"/work"}`
 	return []struct {
 		name  string
 		frame []byte
 	}{
 		{"message-1MiB", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + string(rawjson.AppendString(nil, prose)) + `}}}}`)},
+		{"readme-1MiB", []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":` + string(rawjson.AppendString(nil, string(doc))) + `}}`)},
 		{"listing-20k-strings", []byte(listing.String())},
 		{"codex-arguments-1MiB", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c1","rawInput":{"name":"shell","arguments":` + string(rawjson.AppendString(nil, args)) + `}}}}`)},
 	}
