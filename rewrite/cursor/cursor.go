@@ -273,6 +273,8 @@ func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	if r.opts.ForwardUnknownVendorMethods {
 		return v, nil
 	}
+	// P7: a method the client handles never gets here (vendorMethod
+	// forwards it first).
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
 		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
