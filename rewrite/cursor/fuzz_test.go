@@ -22,7 +22,7 @@ import (
 // forwarded unchanged is byte-identical to its input (P1), and every
 // frame the module wrote or changed is valid JSON.
 func FuzzCursor(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
 	for _, path := range files {
 		a, err := txtar.ParseFile(path)
 		if err != nil {

@@ -198,11 +198,11 @@ func checkFrame(t *testing.T, opts scenarioOpts, o proxy.Out) {
 	}
 }
 
-// TestGolden runs every scenario under testdata/ and compares the output
+// TestGolden runs every scenario under testdata/golden/ and compares the output
 // section byte for byte (-update rewrites it).
 func TestGolden(t *testing.T) {
 	schema := rewritetest.LoadSchema(t)
-	rewritetest.RunGolden(t, filepath.Join("testdata", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
+	rewritetest.RunGolden(t, filepath.Join("testdata", "golden", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
 		input, ok := c.File("input.jsonl")
 		if !ok {
 			t.Fatal("no input.jsonl section")
