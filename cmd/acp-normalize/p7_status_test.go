@@ -355,3 +355,131 @@ func cut(s string, n int) string {
 	}
 	return string(r[:n-3]) + "..."
 }
+
+// codeCompanionEntries plays CodeCompanion.nvim's tool call handling
+// (interactions/chat/acp/handler.lua, process_tool_call, commit f1afd025:
+// it merges an update into the call it caches, forgets the call and its
+// line when the call completes, holds back a pending call, and prints a
+// new line for a call it has no line for) over the frames a client gets,
+// and returns how many lines each tool call got, by toolCallId.
+func codeCompanionEntries(frames []clientFrame) map[string]int {
+	status := map[string]string{} // the cached call's merged status
+	cached := map[string]bool{}
+	line := map[string]bool{}
+	entries := map[string]int{}
+	for _, cf := range frames {
+		u, ok := readToolUpdate(cf.frame)
+		if !ok || u.id == "" {
+			continue
+		}
+		st := u.status
+		if st == "" && cached[u.id] {
+			st = status[u.id]
+		}
+		if st == "completed" {
+			delete(cached, u.id)
+			delete(status, u.id)
+		} else {
+			cached[u.id], status[u.id] = true, st
+		}
+		if st == "pending" {
+			continue
+		}
+		if line[u.id] {
+			if st == "completed" {
+				delete(line, u.id)
+			}
+			continue
+		}
+		entries[u.id]++
+		line[u.id] = true
+		if st == "completed" {
+			// Added as a finished line: the next update finds no line.
+			delete(line, u.id)
+		}
+	}
+	return entries
+}
+
+// TestP7CodeCompanionShowsEachCallOnce: through the proxy, a client named
+// CodeCompanion.nvim (the known-clients table gives it finished-as-new)
+// prints each subagent launch call of every bundled capture as often as
+// it would without the proxy, and each Cursor subagent call once (rule
+// P7; before it, the late cursor/task update printed a second "Other:
+// Task" line). CodeCompanion itself needs Neovim 0.11, which this machine
+// cannot install, so its logic is played here (codeCompanionEntries).
+func TestP7CodeCompanionShowsEachCallOnce(t *testing.T) {
+	for _, path := range captureFiles(t, "*/*.jsonl") {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := filepath.Join(t.TempDir(), "capture.jsonl")
+			if err := os.WriteFile(named, renameClient(t, data, "CodeCompanion.nvim"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			through := replayFor(t, named, clientProfile{name: "CodeCompanion.nvim"})
+			if !bytes.Contains(through[0].frame, []byte(`"clientTraits":["finished-as-new"]`)) {
+				// (the first frame the client gets answers its initialize)
+				t.Fatalf("P7: CodeCompanion.nvim not known: %s", through[0].frame)
+			}
+			alone := codeCompanionEntries(agentFramesOf(t, data))
+			launch := map[string]bool{}
+			for _, cf := range through {
+				if u, ok := readToolUpdate(cf.frame); ok && u.snapshot {
+					launch[u.id] = true
+				}
+			}
+			got := codeCompanionEntries(through)
+			for id := range launch {
+				want := max(alone[id], 1)
+				if strings.HasPrefix(path, filepath.Join("..", "..", "testdata", "captures", "cursor")) {
+					want = 1
+				}
+				if got[id] != want {
+					t.Errorf("P7: launch call %q printed %d times through the proxy, want %d (alone: %d)", id, got[id], want, alone[id])
+				}
+			}
+		})
+	}
+}
+
+// agentFramesOf returns the agent frames of a capture as a client gets
+// them without the proxy.
+func agentFramesOf(t *testing.T, capture []byte) []clientFrame {
+	t.Helper()
+	var out []clientFrame
+	err := proxy.Replay(bytes.NewReader(capture), proxy.RouterConfig{}, func(st *proxy.Step) error {
+		if st.Kind == proxy.StepFrame && st.From == pipe.Agent && st.In != nil {
+			out = append(out, clientFrame{frame: bytes.Clone(st.In)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// renameClient returns the capture with its client's initialize naming
+// the client name in clientInfo.
+func renameClient(t *testing.T, capture []byte, name string) []byte {
+	t.Helper()
+	lines := bytes.Split(capture, []byte("\n"))
+	for i, l := range lines {
+		frame, ok := rawjson.Lookup(l, "frame")
+		env := pipe.Peek(frame)
+		if from, _ := rawjson.LookupString(l, "from"); !ok || from != "client" || !env.MethodIs("initialize") {
+			continue
+		}
+		info := rawjson.AppendString([]byte(`{"name":`), name)
+		out, err := rawjson.Set(l, append(info, `,"version":"1.0.0"}`...), "frame", "params", "clientInfo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = out
+		break
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
