@@ -15,6 +15,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // version is the proxy's semantic version, advertised in initialize (rule M).
@@ -47,11 +48,24 @@ func usageError(format string, args ...any) error {
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// ownProcess is set when the command runs as the process's main: it
+	// may then set process-wide runtime settings (the memory limit).
+	ownProcess bool
 }
 
 // run is main without os.Exit: it parses args and returns the exit code.
+// It leaves the process's runtime settings alone (tests run it in theirs).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	return runStreams(args, streams{stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// runMain is run as the process's main.
+func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runStreams(args, streams{stdin: stdin, stdout: stdout, stderr: stderr, ownProcess: true})
+}
+
+func runStreams(args []string, st streams) int {
+	stderr := st.stderr
 	app := newApp(st)
 	cliArgs, agentArgv, hasAgent := splitAgentArgv(args, app)
 	var code int
@@ -211,6 +225,15 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	signal.Notify(sigs, proxy.ForwardedSignals()...)
 	defer signal.Stop(sigs)
 
+	// The bounded state: the modules' byte budget (P6) and, when
+	// recording, the capture's queue (R1).
+	bounded := int64(table.DefaultBytes)
+	if capture != nil {
+		bounded += pipe.DefaultCaptureQueue
+	}
+	if st.ownProcess {
+		limitMemory(bounded, os.Getenv)
+	}
 	code, err := proxy.Run(proxy.Config{
 		Argv: argv,
 		Router: proxy.RouterConfig{

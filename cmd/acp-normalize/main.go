@@ -12,5 +12,5 @@ func main() {
 	if code, ok := proxy.SubreaperMain(); ok {
 		os.Exit(code)
 	}
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
