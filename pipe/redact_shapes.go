@@ -217,19 +217,6 @@ func (a *anchorScan) first(ix *markerIndex, s []byte, from int) (pos, which int)
 	return pos, which
 }
 
-// containsFold reports whether b contains the ASCII word (lower case,
-// starting with a letter) in any letter case, in time linear in len(b).
-func containsFold(b []byte, word string) bool {
-	ix := newMarkerIndex([]marker{{text: word, fold: true}})
-	var scan anchorScan
-	for k, _ := scan.first(ix, b, 0); k >= 0; k, _ = scan.first(ix, b, k+1) {
-		if ix.markerAt(b, k, 0) {
-			return true
-		}
-	}
-	return false
-}
-
 // tokenRun matches a token: a word boundary before the marker, which is
 // prefix bytes long, then at least minLen bytes of class (at most
 // exactly bytes when exactly > 0: the token is that long).
