@@ -19,11 +19,12 @@ import (
 
 // exportCaptures are the captures the trace round trip runs on: every
 // bundled capture, and the command's own test captures (acpdbg lines,
-// non-JSON lines, signal and exit events, recorded settings).
+// non-JSON lines, signal and exit events, recorded settings, a trace of
+// two connections).
 func exportCaptures(t *testing.T) []string {
 	t.Helper()
 	files := captureFiles(t, "*/*.jsonl")
-	for _, name := range []string{"mock-session", "acpdbg-sample", "plan-signal", "plan-agent-exits", "recorded-settings", "unknown-cursor-method"} {
+	for _, name := range []string{"mock-session", "acpdbg-sample", "plan-signal", "plan-agent-exits", "recorded-settings", "unknown-cursor-method", "inspector-trace"} {
 		files = append(files, filepath.Join("testdata", name+".jsonl"))
 	}
 	return files
@@ -164,7 +165,7 @@ func checkTraceFile(t *testing.T, data []byte, recs []pipe.Record, exportStderr 
 			_ = json.Unmarshal(r.Frame, &want) // an acpdbg non-JSON line
 		}
 		dir := map[pipe.Side]string{pipe.Client: "client -> agent", pipe.Agent: "agent -> client"}[r.From]
-		if f.Type != "frame" || f.Frame != want || f.Direction != dir || f.Encoding != "utf8" || f.Connection != 1 {
+		if f.Type != "frame" || f.Frame != want || f.Direction != dir || f.Encoding != "utf8" || f.Connection != max(r.Conn, 1) {
 			t.Errorf("frame record %d: %s\nwant the frame %s from %v", i+1, lines[i+1], want, r.From)
 		}
 		if !r.TS.IsZero() && f.At != r.TS.UnixMilli() {
