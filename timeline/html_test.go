@@ -246,4 +246,3 @@ func TestHTMLTree(t *testing.T) {
 		})
 	}
 }
-
