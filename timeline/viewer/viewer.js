@@ -307,10 +307,14 @@
     }
   }
 
+  // badges marks what the proxy did; several marks in a row are shown by
+  // their symbols (the words are in the tooltip and the detail).
   function badges(parent, r) {
-    (r.o || []).forEach(function (o) {
+    var outs = r.o || [];
+    outs.forEach(function (o) {
       var op = OPS[o.op] || ['?', o.op];
-      parent.appendChild(el('span', 'badge op-' + o.op, op[0] + ' ' + op[1]));
+      var b = parent.appendChild(el('span', 'badge op-' + o.op, outs.length > 1 ? op[0] : op[0] + ' ' + op[1]));
+      b.title = op[1] + (o.op === 'drop' ? ': never reaches the ' + o.to : ' \u2192 ' + o.to);
     });
   }
 
@@ -636,7 +640,8 @@
         frames: state.rows.filter(function (r) { return r.k === 'frame'; }).length,
         shown: state.view.length,
         shownFrames: state.shownFrames || 0,
-        rendered: document.querySelectorAll('#spacer .row:not([hidden])').length,
+        // Rows the page really shows (laid out), not merely in the DOM.
+        rendered: Array.prototype.filter.call(document.querySelectorAll('#spacer .row'), function (e) { return e.getClientRects().length > 0; }).length,
         count: $('count').textContent,
         nodes: document.querySelectorAll('#tree .tnode').length,
         launches: document.querySelectorAll('#tree .tnode[data-kind="launch"]').length,
