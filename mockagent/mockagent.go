@@ -11,10 +11,10 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // itemKind is what a script item is.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // lines joins capture lines.

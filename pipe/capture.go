@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // Ops of output records (rule R1): how an output differs from plain

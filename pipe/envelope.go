@@ -3,7 +3,7 @@ package pipe
 import (
 	"encoding/json"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // Kind classifies a frame by its envelope.

@@ -1,7 +1,7 @@
 package pipe
 
 import (
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // The wire code (envelope peek, redaction) walks JSON with the scanner of

@@ -13,10 +13,10 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
@@ -53,7 +53,10 @@ const maxPending = 1 << 14
 // RouterConfig configures a Router.
 type RouterConfig struct {
 	Modules []rewrite.Module
-	Logger  *slog.Logger
+	// Settings are the run's option values (the shared options and every
+	// module's own); each module gets them in its Env.
+	Settings rewrite.Settings
+	Logger   *slog.Logger
 	// Version is advertised in the initialize response (rule M).
 	Version string
 	NonJSON NonJSONPolicy
@@ -63,6 +66,9 @@ type RouterConfig struct {
 	// MaxHeldBytes caps the bytes all modules together hold for the
 	// connection (P6); table.DefaultBytes (64 MiB) when zero.
 	MaxHeldBytes int64
+	// MaxEntries caps each table of each module (P6);
+	// table.DefaultEntries (1024) when zero.
+	MaxEntries int
 	// IDToken makes the ids of the proxy's own requests unique to this
 	// proxy: "acp-normalize:TOKEN:N" (rule C12). Run sets a random one when
 	// it is empty; empty gives "acp-normalize:N" (replay of a capture made
@@ -103,10 +109,10 @@ type Router struct {
 	advert []byte
 	seq    atomic.Int64
 	// triggers finds the modules a frame concerns without decoding it.
-	triggers *rewrite.TriggerIndex
+	triggers *TriggerIndex
 
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
-	memos  [3]rewrite.TriggerMemo
+	memos  [3]triggerMemo
 
 	// idPrefix starts the proxy's own request ids (C12), see proxyIDPrefix.
 	idPrefix []byte
@@ -159,7 +165,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	budget := table.NewBudget(cfg.MaxHeldBytes)
 	for _, m := range cfg.Modules {
 		lg := cfg.Logger.With("module", m.Name)
-		rw := m.New(rewrite.Env{Logger: lg, Budget: budget})
+		rw := m.New(rewrite.Env{Logger: lg, Settings: cfg.Settings, Budget: budget, MaxEntries: cfg.MaxEntries})
 		r.mods = append(r.mods, &attached{mod: m, rw: rw, logger: lg, warned: map[string]bool{}})
 		names = append(names, m.Name)
 	}
@@ -168,7 +174,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		return nil, err
 	}
 	r.advert = advert
-	r.triggers = rewrite.NewTriggerIndex(cfg.Modules)
+	r.triggers = NewTriggerIndex(cfg.Modules)
 	r.triggers.Add(`"id"`, bitID)
 	r.triggers.Add(`"result"`, bitResult)
 	r.triggers.Add(`"error"`, bitResult)

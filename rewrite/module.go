@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
@@ -55,16 +55,39 @@ func (m *Module) Handles(method string) bool {
 	return false
 }
 
-// Env is what a module's per-connection state gets from the proxy.
+// Env is what a module's per-connection state gets from the proxy: the
+// router builds it from its configuration (the run's settings, the caps of
+// rule P6) for every module alike, so a module declares no configuration
+// of its own beyond its Options.
 type Env struct {
 	// Logger logs with the module's name attached.
 	Logger *slog.Logger
-	// Settings are the option values of the run (see Configure).
+	// Settings are the option values of the run (the router's
+	// RouterConfig.Settings): the shared options and every module's own.
 	Settings Settings
 	// Budget, when set, is the connection's byte budget shared by every
-	// module's tables; a module makes its own (table.DefaultBytes) when
+	// module's tables; a table makes its own (table.DefaultBytes) when
 	// it is nil.
 	Budget *table.Budget
+	// MaxEntries caps the entries of each of the module's tables
+	// (table.DefaultEntries when zero).
+	MaxEntries int
+}
+
+// NewTable returns a capped table of the connection (rule P6): cfg with
+// env's logger, byte budget and entry cap filled in where cfg leaves them
+// unset.
+func NewTable[K comparable, V any](env Env, cfg table.Config[K, V]) *table.Table[K, V] {
+	if cfg.Logger == nil {
+		cfg.Logger = env.Logger
+	}
+	if cfg.Budget == nil {
+		cfg.Budget = env.Budget
+	}
+	if cfg.Entries == 0 {
+		cfg.Entries = env.MaxEntries
+	}
+	return table.New(cfg)
 }
 
 // Log returns the module's logger, or one that discards when none is set.

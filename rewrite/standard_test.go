@@ -2,24 +2,21 @@ package rewrite
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"slices"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 )
 
 // TestStandardMethods checks the compiled method list against the ACP
-// schema's method lists (rule V7): ../shared/acp-schema/v1/meta.json and
-// meta.unstable.json, every agent, client and protocol method, and
-// nothing else.
+// schema's method lists (rule V7): v1/meta.json and meta.unstable.json of
+// the embedded schema (internal/acpschema), every agent, client and
+// protocol method, and nothing else.
 func TestStandardMethods(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "acp-schema", "v1")
 	var fromSchema []string
-	for _, name := range []string{"meta.json", "meta.unstable.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if os.IsNotExist(err) {
-			t.Skipf("V7: %s not found (../shared is absent): the method table is not checked against the schema", name)
-		}
+	for _, name := range []string{"v1/meta.json", "v1/meta.unstable.json"} {
+		b, err := fs.ReadFile(acpschema.Files(), name)
 		if err != nil {
 			t.Fatal(err)
 		}

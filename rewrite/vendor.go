@@ -3,14 +3,26 @@ package rewrite
 import (
 	"slices"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // AgentInfoTrigger is the trigger that hands a module the initialize
 // result, whose agentInfo.name tells which agent the connection runs
 // (rule V1).
 const AgentInfoTrigger = `"agentInfo":`
+
+// VendorNames lists, in module order, the modules of mods that --vendor
+// can name: those that wait for their agent's agentInfo.name (V1).
+func VendorNames(mods []Module) []string {
+	var names []string
+	for _, m := range mods {
+		if slices.Contains(m.Triggers, AgentInfoTrigger) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
 
 // ClosedSession returns the sessionId of a client's session/close: the
 // session whose state a module drops (P6).

@@ -14,7 +14,6 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // version is the proxy's semantic version, advertised in initialize (rule M).
@@ -147,7 +146,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err := checkVendor(allModules(), settings); err != nil {
 		return exitUsage, usageError("--vendor: %v", err)
 	}
-	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
+	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
@@ -200,11 +199,12 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	code, err := proxy.Run(proxy.Config{
 		Argv: argv,
 		Router: proxy.RouterConfig{
-			Modules: mods,
-			Logger:  logger,
-			Version: version,
-			NonJSON: nonJSON,
-			Capture: capture,
+			Modules:  mods,
+			Settings: settings,
+			Logger:   logger,
+			Version:  version,
+			NonJSON:  nonJSON,
+			Capture:  capture,
 		},
 		Options:     settings.Recorded(moduleOptions()),
 		RecordRaw:   c.Bool("record-raw"),

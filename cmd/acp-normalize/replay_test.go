@@ -108,9 +108,15 @@ func TestReplayStdin(t *testing.T) {
 // TestReplayJSONLByteExact: rule R3 with P1 — with no module, every
 // input frame of a capture comes out in the replay output spliced byte
 // for byte; only the initialize response differs (the advertisement,
-// rule M). Runs on the real Claude captures when ../shared is present.
+// rule M). Runs on every bundled capture.
 func TestReplayJSONLByteExact(t *testing.T) {
-	captures, _ := filepath.Glob("../../../shared/captures/claude/*.jsonl")
+	all, _ := filepath.Glob("../../testdata/captures/*/*.jsonl")
+	var captures []string
+	for _, c := range all {
+		if !strings.HasSuffix(c, ".replay.jsonl") {
+			captures = append(captures, c)
+		}
+	}
 	captures = append(captures, "testdata/mock-session.jsonl", "testdata/acpdbg-sample.jsonl")
 	for _, capture := range captures {
 		t.Run(filepath.Base(capture), func(t *testing.T) {

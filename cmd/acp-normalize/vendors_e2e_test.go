@@ -12,8 +12,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // The cross-vendor promise of rule M: a client reads one

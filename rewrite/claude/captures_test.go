@@ -2,17 +2,20 @@ package claude_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -192,12 +195,12 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := moduletest.ReadRecords(t, data)
-			all := moduletest.Route(t, recs, nil, claudeModule())
-			plain := moduletest.Route(t, recs, nil, identityModule())
+			recs := proxytest.ReadRecords(t, data)
+			all := proxytest.Route(t, recs, nil, claudeModule())
+			plain := proxytest.Route(t, recs, nil, identityModule())
 			// The frames the module adds are the launch calls' updates of
 			// L6 and L7; every other output matches one without the module.
-			var outs []moduletest.Output
+			var outs []proxytest.Output
 			for _, o := range all {
 				if o.Op == pipe.OpEmit {
 					checkLaunchUpdate(t, rewrite.Output{To: o.To, Frame: o.Frame})
@@ -215,21 +218,21 @@ func TestCaptures(t *testing.T) {
 			if !reflect.DeepEqual(parents, tc.parents) {
 				t.Errorf("frames with parentToolCallId: got %v, want %v", parents, tc.parents)
 			}
-			got := moduletest.Snapshots(t, all)
+			got := proxytest.Snapshots(t, all)
 			if !reflect.DeepEqual(got, tc.snapshots) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(tc.snapshots, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			rewritetest.CheckFile(t, golden, moduletest.Format(all))
+			rewritetest.CheckFile(t, golden, proxytest.Format(all))
 		})
 	}
 }
 
 // checkCaptureOutput checks one output against the same output without the
 // module, and counts parent links by value.
-func checkCaptureOutput(t *testing.T, n int, o, plain moduletest.Output, parents map[string]int) {
+func checkCaptureOutput(t *testing.T, n int, o, plain proxytest.Output, parents map[string]int) {
 	t.Helper()
 	if !json.Valid(o.Frame) {
 		t.Errorf("output %d is not JSON: %s", n, o.Frame)
@@ -243,7 +246,7 @@ func checkCaptureOutput(t *testing.T, n int, o, plain moduletest.Output, parents
 		}
 		return
 	}
-	obj := moduletest.Described(o.Frame)
+	obj := proxytest.Described(o.Frame)
 	path := metaPath(o.Frame)
 	if !bytes.Equal(o.Frame, plain.Frame) {
 		if path == nil {
@@ -307,28 +310,35 @@ func metaPath(frame []byte) []string {
 	return nil
 }
 
+// deliveredCaptures are the sha256 sums of the real adapter captures as
+// they were delivered (shared/captures/claude of the project's steering
+// folder, 2026-11-29): the copies under testdata must stay those bytes.
+var deliveredCaptures = map[string]string{
+	"flat-background.jsonl": "9e7b2e28c422c9ca197ebb4e1edcfe892fd50e1828a4bf524b10af148581436b",
+	"flat-foreground.jsonl": "7e157fa33826d7fdf113adc525299d97c0bb31a2aac1bed4c1940b27090b397c",
+	"flat-permission.jsonl": "bb8d1e8c4eb40dc905517814c289628a9cf97365d9f51b0e967c619d80eda4d2",
+	"native.jsonl":          "ab097632df24478ad346d91737842a58e85baad91c09bea6f949233390c2c490",
+}
+
 // TestCapturesProvenance checks that the real captures under testdata are
-// unchanged copies of the ones delivered in ../shared.
+// unchanged copies of the ones delivered, by their recorded sums; where
+// the delivery folder is next to the repository, it also checks that the
+// delivery did not change since (a newer one must be copied in).
 func TestCapturesProvenance(t *testing.T) {
-	shared, err := filepath.Glob(filepath.Join(sharedCapturesDir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shared) == 0 {
-		t.Skipf("no shared captures at %s (the repository's ../shared is absent)", sharedCapturesDir)
-	}
-	for _, src := range shared {
-		want, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(capturesDir, filepath.Base(src)))
-		if err != nil {
-			t.Errorf("real capture %s not copied: %v", filepath.Base(src), err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the delivered capture", filepath.Base(src))
+	for name, want := range deliveredCaptures {
+		for _, dir := range []string{capturesDir, sharedCapturesDir} {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if dir == sharedCapturesDir && os.IsNotExist(err) {
+				continue // a clone without the delivery folder: the sums suffice
+			}
+			if err != nil {
+				t.Errorf("real capture %s: %v", name, err)
+				continue
+			}
+			sum := sha256.Sum256(data)
+			if got := hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("%s: sha256 %s, delivered %s", filepath.Join(dir, name), got, want)
+			}
 		}
 	}
 }

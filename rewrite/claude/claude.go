@@ -3,10 +3,10 @@ package claude
 import (
 	"log/slog"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
@@ -14,25 +14,8 @@ import (
 // advertisement.
 const Name = "claude"
 
-// DefaultMaxCalls is the default cap on launch calls tracked per
-// connection (rule P6).
-const DefaultMaxCalls = table.DefaultEntries
-
-// Config configures the module.
-type Config struct {
-	// MaxCalls caps the launch calls whose state is kept per connection;
-	// the oldest is dropped first. Zero or less means DefaultMaxCalls.
-	MaxCalls int
-	// MaxBytes caps the bytes of that state when the proxy gives the
-	// connection no shared budget; table.DefaultBytes when zero.
-	MaxBytes int64
-}
-
 // Module returns the claude module.
-func Module(cfg Config) rewrite.Module {
-	if cfg.MaxCalls <= 0 {
-		cfg.MaxCalls = DefaultMaxCalls
-	}
+func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames, running and background completion updates, person-readable resultText (L1-L8)",
@@ -45,13 +28,7 @@ func Module(cfg Config) rewrite.Module {
 		// "handback" is on the usage_update that hands back a background
 		// subagent's report (L7), which carries no claudeCode.
 		Triggers: []string{`"claudeCode"`, `"session/close"`, `"handback"`},
-		New: func(env rewrite.Env) rewrite.Rewriter {
-			budget := env.Budget
-			if budget == nil {
-				budget = table.NewBudget(cfg.MaxBytes)
-			}
-			return newRewriter(env.Logger, cfg.MaxCalls, budget)
-		},
+		New:      func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
 
@@ -66,18 +43,13 @@ type rewriter struct {
 	calls *table.Table[callKey, *call]
 }
 
-func newRewriter(log *slog.Logger, maxCalls int, budget *table.Budget) *rewriter {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &rewriter{log: log, calls: table.New(table.Config[callKey, *call]{
+func newRewriter(env rewrite.Env) *rewriter {
+	env.Logger = env.Log()
+	return &rewriter{log: env.Logger, calls: rewrite.NewTable(env, table.Config[callKey, *call]{
 		Name:     "launch calls",
-		Entries:  maxCalls,
-		Budget:   budget,
 		Size:     func(_ callKey, c *call) int64 { return c.bytes() },
 		Session:  func(k callKey, _ *call) string { return k.session },
 		Describe: func(k callKey, _ *call) []any { return []any{"sessionId", k.session, "toolCallId", k.toolCallID} },
-		Logger:   log,
 	})}
 }
 

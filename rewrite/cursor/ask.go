@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // question is one question of cursor/ask_question.

@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // s1 reports whether the proxy announces Cursor subagents as standard

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // summarize describes the params of a Cursor method on one line, for the

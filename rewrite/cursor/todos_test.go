@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // mergeTodosByScan is the C8 merge as first written: for each changed item,

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // sessionUpdate handles an agent session/update.

@@ -3,10 +3,10 @@ package gemini
 import (
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/launch"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 

@@ -3,7 +3,7 @@ package meta
 import (
 	"fmt"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // Key is the _meta key of everything the proxy adds (rule M).

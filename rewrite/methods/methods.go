@@ -3,9 +3,9 @@ package methods
 import (
 	"log/slog"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
@@ -27,7 +27,7 @@ func Module() rewrite.Module {
 				log:     lg,
 				forward: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
 				filter:  rewrite.NewMethodFilter(),
-				warned: table.New(table.Config[string, struct{}]{Name: "methods warned about", Budget: env.Budget, Logger: lg,
+				warned: rewrite.NewTable(env, table.Config[string, struct{}]{Name: "methods warned about", Logger: lg,
 					Size: func(k string, _ struct{}) int64 { return int64(len(k)) }}),
 			}
 		},

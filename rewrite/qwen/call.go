@@ -1,9 +1,9 @@
 package qwen
 
 import (
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/launch"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // absorb folds what a launch-call frame (an update, or a permission

@@ -8,7 +8,7 @@
 //     test when a module panicked (the router fails open and would hide
 //     it).
 //   - Schema validates every client-bound frame a module writes against
-//     the official ACP schema in ../shared/acp-schema (rule P3).
+//     the official ACP schema embedded in internal/acpschema (rule P3).
 //   - Module is a tiny module that makes every kind of change a module can
 //     make (replace, drop, reply, emit, request), keyed by made-up test/*
 //     methods, so that the proxy, replay and renderers can be pinned

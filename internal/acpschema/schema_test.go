@@ -1,0 +1,160 @@
+package acpschema
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestFilesUnmodified pins every embedded file to the sha256 that
+// SOURCE.md gives for it: they are copies, never edited.
+func TestFilesUnmodified(t *testing.T) {
+	src, err := os.ReadFile("SOURCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(src)))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && len(f[0]) == 64 {
+			want[f[1]] = f[0]
+		}
+	}
+	n := 0
+	err = fs.WalkDir(Files(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		data, err := fs.ReadFile(Files(), path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != want[path] {
+			t.Errorf("%s: sha256 %s, SOURCE.md says %q", path, got, want[path])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(want) || n != 8 {
+		t.Errorf("%d files embedded, SOURCE.md lists %d (want 8)", n, len(want))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		from     Sender
+		method   string // for a response: the request's method
+		frame    string
+		wantPath string // "" = valid; "unknown" = ErrUnknownMethod
+	}{
+		{"tool call update", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}}}`, ""},
+		{"out-of-enum status", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"launched"}}}`, "/params/update/status"},
+		{"vendor method", FromAgent, "",
+			`{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{}}`, "unknown"},
+		{"extension method is unknown too", FromAgent, "",
+			`{"jsonrpc":"2.0","id":0,"method":"_cursor/task","params":{}}`, "unknown"},
+		{"client method sent by the client", FromClient, "",
+			`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`, "unknown"},
+		{"request without id", FromClient, "",
+			`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/id"},
+		{"float id", FromClient, "",
+			`{"jsonrpc":"2.0","id":1.5,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/id"},
+		{"no jsonrpc", FromClient, "",
+			`{"id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/jsonrpc"},
+		{"unstable subagent_update", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","state":{"state":"running"}}}}`, ""},
+		{"bad subagent state", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","state":"running"}}}`, "/params/update/state"},
+		{"session link", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"session","sessionId":"c"}]}}}`, ""},
+		{"session link without id", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"session"}]}}}`, "/params/update/content/0"},
+		{"prompt response", FromAgent, "session/prompt",
+			`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`, ""},
+		{"bad stop reason", FromAgent, "session/prompt",
+			`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"done"}}`, "/result/stopReason"},
+		{"response of unknown method", FromClient, "",
+			`{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"outcome":{"outcome":"cancelled"}}}`, ""},
+		{"error response", FromAgent, "session/prompt",
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`, ""},
+		{"error without message", FromAgent, "session/prompt",
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603}}`, "/error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Validate(tc.from, tc.method, []byte(tc.frame))
+			switch {
+			case tc.wantPath == "":
+				if err != nil {
+					t.Fatalf("want valid, got %v", err)
+				}
+			case tc.wantPath == "unknown":
+				if !errors.Is(err, ErrUnknownMethod) {
+					t.Fatalf("want ErrUnknownMethod, got %v", err)
+				}
+			default:
+				var e *Error
+				if !errors.As(err, &e) {
+					t.Fatalf("want an *Error at %s, got %v", tc.wantPath, err)
+				}
+				for _, v := range e.Violations {
+					if v.Path == tc.wantPath {
+						return
+					}
+				}
+				t.Fatalf("want a violation at %s, got %v", tc.wantPath, e.Violations)
+			}
+		})
+	}
+}
+
+func TestUnstableShapes(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"subagent_update", "session_message"} {
+		if !s.unstableUpdates[u] {
+			t.Errorf("%s is not an unstable sessionUpdate kind: %v", u, s.unstableUpdates)
+		}
+	}
+	if s.unstableUpdates["tool_call"] || s.unstableMethods["session/prompt"] {
+		t.Error("a stable shape is listed as unstable")
+	}
+	for _, m := range []string{"proxy/initialize", "proxy/successor"} {
+		if !s.unstableMethods[m] {
+			t.Errorf("%s is not an unstable method: %v", m, s.unstableMethods)
+		}
+	}
+}
+
+func TestLoadBothVersions(t *testing.T) {
+	for _, v := range Versions() {
+		s, err := Load(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.HasMethod("agent", "session/prompt") || !s.HasMethod("client", "session/update") {
+			t.Errorf("v%d: core methods missing", v)
+		}
+	}
+	if _, err := Load(3); err == nil {
+		t.Error("Load(3) did not fail")
+	}
+}
