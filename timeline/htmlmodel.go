@@ -7,11 +7,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // The viewer's data model: what the HTML renderer embeds as JSON for the

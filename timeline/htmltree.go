@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
-	"github.com/acp-normalize/acp-normalize/rewrite/rawjson"
 )
 
 // The subagent tree of the viewer: the sessions of a connection, the

@@ -228,8 +228,8 @@ func replaySteps(t *testing.T, path string) []string {
 	defer f.Close()
 	var out []string
 	err = proxy.ReplayWith(f, func(start *proxy.Step) (proxy.RouterConfig, error) {
-		mods, nonJSON, _ := replaySettings{}.resolve(start)
-		return proxy.RouterConfig{Modules: mods, Version: version, NonJSON: nonJSON}, nil
+		mods, options, nonJSON, _ := replaySettings{}.resolve(start)
+		return proxy.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
 	}, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepStderr {
 			return nil

@@ -251,8 +251,8 @@ func expect(t *testing.T, capture string) expected {
 		text string
 	}
 	err = proxy.ReplayWith(f, func(start *proxy.Step) (proxy.RouterConfig, error) {
-		mods, nonJSON, _ := replaySettings{}.resolve(start)
-		return proxy.RouterConfig{Modules: mods, Version: version, NonJSON: nonJSON}, nil
+		mods, options, nonJSON, _ := replaySettings{}.resolve(start)
+		return proxy.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
 	}, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepError {
 			return nil
