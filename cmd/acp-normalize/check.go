@@ -26,7 +26,9 @@ func checkCommand(st streams) *cli.Command {
 			"only for the shapes only it has), plus what the contract names as vendor\n" +
 			"breakage: methods that are neither ACP's nor \"_\"-prefixed (V7), the draft\n" +
 			"subagent dialect (S6), subagent sessions sent to a client that did not opt\n" +
-			"in (S0), request ids the receiver would reject, lines that are not JSON (F2).\n" +
+			"in (S0), request ids the receiver would reject, frames about a session the\n" +
+			"client does not know, updates of a tool call never announced, lines that are\n" +
+			"not JSON (F2).\n" +
 			"Problems are grouped by sender, method and JSON path, with a count, the first\n" +
 			"frame and whether acp-normalize repairs them. Exit status: 0 when every file is\n" +
 			"clean, 1 when anything is wrong (or a line or file cannot be read), 2 for a\n" +
