@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
@@ -245,4 +247,69 @@ func TestHTMLTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzViewerAndCheck replays arbitrary captures into the HTML viewer and
+// the check: neither panics, the page's only script and style elements
+// are its own (no frame ends an element or opens a tag), its data parses
+// back, and every check report line is JSON.
+func FuzzViewerAndCheck(f *testing.F) {
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"</script><img src=x onerror=1>","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"<!--"}}}}` + "\n"))
+	f.Add([]byte(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}}` + "\n" + `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"x"}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","text":"\u2028</style>"}` + "\n" + `{"from":"agent","stderr":"</script>"}` + "\n" + `{"event":"exit","code":1}` + "\n"))
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":{"_toolName":"task"},"_meta":{"acp-normalize":{"subagent":{"status":"running","durationMs":"x"}}}}}}}` + "\n"))
+	schemas := map[int]*acpschema.Schema{} // loaded once: loading is the slow part
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var page, report bytes.Buffer
+		h := NewHTML(&page, Options{Modules: []rewrite.Module{rewritetest.Module()}})
+		c := NewCheck(&report, true)
+		c.schemas = schemas
+		for _, r := range []Renderer{h, c} {
+			if err := r.Begin("fuzz</script>"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := proxy.Replay(bytes.NewReader(data), proxy.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: proxy.ForwardNonJSON}, func(s *proxy.Step) error {
+			if s.Kind == proxy.StepError {
+				return nil
+			}
+			if err := h.Step(s); err != nil {
+				return err
+			}
+			return c.Step(s)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.End(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.End(); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out := page.String()
+		if n := strings.Count(out, "</script"); n != 3 {
+			t.Fatalf("%d </script in the page, want 3", n)
+		}
+		if n := strings.Count(out, "<script") + strings.Count(out, "<style"); n != 4 {
+			t.Fatalf("%d script and style elements, want 4", n)
+		}
+		for _, bad := range []string{"<img", "<!--", "\u2028"} {
+			if strings.Contains(out, bad) {
+				t.Fatalf("the page holds %q", bad)
+			}
+		}
+		rows, metas := pageData(t, out)
+		if len(rows) != 1 || len(metas) != 1 {
+			t.Fatalf("%d row sets, %d metas", len(rows), len(metas))
+		}
+		for _, line := range strings.Split(strings.TrimSpace(report.String()), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Fatalf("check report line %q", line)
+			}
+		}
+	})
 }
