@@ -183,10 +183,16 @@ func (p *page) clean() {
 	}
 }
 
+// actionTimeout bounds one action on the page: a page that hangs fails
+// the test instead of stalling it.
+const actionTimeout = time.Minute
+
 // eval evaluates a JavaScript expression in the page into T.
 func eval[T any](p *page, expr string) T {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expr))
+	ctx, cancel := context.WithTimeout(p.ctx, actionTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
 		p.t.Fatalf("evaluating %s: %v", expr, err)
 	}
@@ -195,7 +201,9 @@ func eval[T any](p *page, expr string) T {
 
 func (p *page) do(actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(p.ctx, actionTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -768,7 +776,9 @@ func viewerScreenshotTo(t *testing.T, b *browser, out string) {
 	p.do(chromedp.EmulateViewport(1400, 780))
 	p.do(chromedp.Click(chromedp.CSS(`.tnode[data-kind="launch"] > .tline`)))
 	eval[chromedp.Void](p, `Array.prototype.find.call(document.querySelectorAll('#spacer .row'), function(r){return r.querySelector('.line').textContent === '10'}).click()`)
-	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+	ctx, cancel := context.WithTimeout(p.ctx, actionTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
