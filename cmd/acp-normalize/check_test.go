@@ -15,8 +15,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
-// TestCheckCommand pins `acp-normalize check`: stdout, stderr and the
-// exit code, in testdata/check/NAME.golden (-update rewrites them).
+// TestCheckCommand pins `acp-normalize check` (the real binary): stdout,
+// stderr and the exit code, in testdata/check/NAME.golden (-update
+// rewrites them).
 func TestCheckCommand(t *testing.T) {
 	captures := "../../testdata/captures/"
 	tests := []struct {
@@ -39,7 +40,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, "", tt.args...)
+			code, stdout, stderr := runBinary(t, tt.args...)
 			got := "exit " + strconv.Itoa(code) + "\n-- stdout --\n" + stdout + "-- stderr --\n" + stderr
 			rewritetest.CheckFile(t, filepath.Join("testdata", "check", tt.name+".golden"), []byte(got))
 		})
@@ -69,13 +70,14 @@ const checkMarker = "<!-- check findings -->"
 // check findings lists, with their frame and recording counts.
 // -update rewrites the table.
 func TestCheckCompatibility(t *testing.T) {
+	t.Parallel()
 	var real []string
 	for _, f := range captureFiles(t, "*/*.jsonl") {
 		if !strings.Contains(f, "/cursor/") { // Cursor's are hand-written
 			real = append(real, f)
 		}
 	}
-	_, stdout, stderr := runCLI(t, "", append([]string{"check", "--json"}, real...)...)
+	_, stdout, stderr := runBinary(t, append([]string{"check", "--json"}, real...)...)
 	var reports []checkedFile
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	sc.Buffer(nil, 16<<20)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -37,6 +38,24 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	code := run(append([]string{"acp-normalize"}, args...), strings.NewReader(stdin), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
+}
+
+// runBinary runs the real acp-normalize binary (built by TestMain) and
+// returns its exit code, stdout and stderr.
+func runBinary(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(proxyBinary, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stdout.String(), stderr.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, stdout.String(), stderr.String()
 }
 
 // traceHeader is the header of an acp-inspector-trace file, as its
@@ -73,12 +92,13 @@ type traceFrameRecord struct {
 // without the file and line), the same steps but the stderr lines the
 // format cannot carry.
 func TestExportTraceRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, capture := range exportCaptures(t) {
 		name := strings.TrimSuffix(filepath.ToSlash(capture), ".jsonl")
 		name = name[strings.LastIndex(name[:strings.LastIndex(name, "/")], "/")+1:]
 		t.Run(name, func(t *testing.T) {
 			tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
-			code, stdout, stderr := runCLI(t, "", "export", "--format", "acp-inspector-trace", "-o", tracePath, capture)
+			code, stdout, stderr := runBinary(t, "export", "--format", "acp-inspector-trace", "-o", tracePath, capture)
 			if code != 0 || stdout != "" {
 				t.Fatalf("export: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 			}
@@ -93,9 +113,11 @@ func TestExportTraceRoundTrip(t *testing.T) {
 			}
 			checkTraceFile(t, data, allRecords(t, capture), stderr)
 
+			// What replay prints (R3), and the diff without its file and
+			// line, from the real binary; then every step in-process.
 			for _, args := range [][]string{{"replay"}, {"replay", "--diff"}} {
-				_, fromCapture, _ := runCLI(t, "", append(args, capture)...)
-				code, fromTrace, stderr := runCLI(t, "", append(args, tracePath)...)
+				_, fromCapture, _ := runBinary(t, append(args, capture)...)
+				code, fromTrace, stderr := runBinary(t, append(args, tracePath)...)
 				if code != 0 {
 					t.Fatalf("%v of the trace: exit %d: %s", args, code, stderr)
 				}

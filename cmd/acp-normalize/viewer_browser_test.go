@@ -451,6 +451,7 @@ func mostCommon(m map[string]int) (string, int) {
 // captures in one page, a large synthetic capture and, with
 // -viewer.screenshot, the README's screenshot.
 func TestViewerInBrowser(t *testing.T) {
+	t.Parallel() // Chromium works while the end-to-end tests wait on their agents
 	b := startBrowser(t)
 	dir := t.TempDir()
 	captures := captureFiles(t, "*/*.jsonl")
