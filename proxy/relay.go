@@ -35,7 +35,7 @@ import (
 // the client requests the agent never answered get -32603 right after its
 // last frame (F6).
 func (c *connection) relayAgent() {
-	if err := c.relay(pipe.Agent, activityReader{r: c.agent.stdout, c: c}); err != nil {
+	if err := c.relay(pipe.Agent, activityReader{r: c.agent.output(), c: c}); err != nil {
 		c.log.Warn("reading from agent failed", "err", err)
 	}
 	var outs []Out
@@ -239,7 +239,7 @@ const maxStderrLine = 1 << 20
 // the protocol streams (rule F4). A line longer than maxStderrLine is
 // passed on in pieces.
 func (c *connection) copyStderr() {
-	br := bufio.NewReaderSize(c.agent.stderr, 16<<10)
+	br := bufio.NewReaderSize(c.agent.errOutput(), 16<<10)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')

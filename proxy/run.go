@@ -39,9 +39,9 @@ type connection struct {
 	cfg     Config
 	log     *slog.Logger
 	router  *Router
-	agent   *agentProcess
-	writers [3]*pipe.Writer // by destination side
-	queues  [3]*sendQueue   // replies to a frame's sender, by destination side
+	agent   agentEnd
+	writers [3]frameWriter // by destination side
+	queues  [3]*sendQueue  // replies to a frame's sender, by destination side
 
 	// life guards the router and the capture against use after Run
 	// returns: loops still running then (Run's caller owns stdin) do
@@ -87,9 +87,9 @@ func Run(cfg Config) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer agent.group.release()
+	defer agent.release()
 	c := newConnection(cfg, router, agent)
-	c.log.Debug("agent started", "pid", agent.pid, "argv", pipe.RedactArgs(cfg.Argv))
+	c.log.Debug("agent started", append(agent.describe(), "argv", pipe.RedactArgs(cfg.Argv))...)
 	c.recordEvent(pipe.Record{Event: "start"})
 
 	stderrDone := goDone(c.copyStderr)
@@ -123,7 +123,7 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-func newConnection(cfg Config, router *Router, agent *agentProcess) *connection {
+func newConnection(cfg Config, router *Router, agent agentEnd) *connection {
 	c := &connection{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -134,7 +134,7 @@ func newConnection(cfg Config, router *Router, agent *agentProcess) *connection 
 		stop:       make(chan struct{}),
 	}
 	c.writers[pipe.Client] = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
-	c.writers[pipe.Agent] = pipe.NewWriter(agent.stdin)
+	c.writers[pipe.Agent] = agent.input()
 	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
 		c.queues[side] = newSendQueue(c.writers[side], c.stop, func(err error) { c.writeFailed(side, err) })
 	}
