@@ -48,7 +48,9 @@ func (c *connection) relayAgent() {
 // relayClient relays the client's stream to the agent until it ends; the
 // end of the stream (or a failed read) is the client leaving (F5).
 func (c *connection) relayClient(stream io.Reader) {
-	if err := c.relay(pipe.Client, stream); err != nil {
+	if err := c.relay(pipe.Client, stream); errors.Is(err, errHandshakeRefused) {
+		c.log.Debug("client stream ended: its proxy handshake was refused", "rule", "K3")
+	} else if err != nil {
 		c.log.Warn("reading from client failed", "err", err)
 	} else {
 		c.log.Debug("client closed its stream")
