@@ -35,13 +35,17 @@ demo: build
 test: lint cross interop-deps
 	$(GO) test -race -count=1 ./...
 
-## interop-deps: the TypeScript ACP SDK for the interop test (interop/ts), installed
-## from its lock file when missing; without npm that test skips and says so.
+## interop-deps: the TypeScript ACP SDK for the interop test (interop/ts) and the
+## TypeScript conductor for the pipeline test (interop/conductor), installed from
+## their lock files when missing; without npm those tests skip and say so.
+INTEROP_NODE := interop/ts interop/conductor
 interop-deps:
 	@if command -v npm >/dev/null 2>&1; then \
-		[ -d interop/ts/node_modules ] || npm ci --prefix interop/ts --no-audit --no-fund --loglevel=error; \
+		for d in $(INTEROP_NODE); do \
+			[ -d $$d/node_modules ] || npm ci --prefix $$d --no-audit --no-fund --loglevel=error || exit 1; \
+		done; \
 	else \
-		echo "npm not found: the TypeScript SDK interop test will be skipped"; \
+		echo "npm not found: the TypeScript SDK interop and conductor tests will be skipped"; \
 	fi
 
 ## lint: gofmt and go vet (what a clean CI machine has without downloads),
@@ -102,4 +106,4 @@ captures:
 	done
 
 clean:
-	rm -rf bin interop/ts/node_modules
+	rm -rf bin interop/ts/node_modules interop/conductor/node_modules

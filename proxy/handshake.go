@@ -34,9 +34,9 @@ const (
 func (h Handshake) String() string {
 	switch h {
 	case MetaHandshake:
-		return "initialize with _meta.proxy (TypeScript conductor)"
+		return "initialize with _meta.proxy, TypeScript conductor"
 	case ProxyInitHandshake:
-		return "proxy/initialize (Rust conductor)"
+		return "proxy/initialize, Rust conductor"
 	}
 	return "none"
 }
@@ -94,7 +94,7 @@ func (e *HandshakeError) Error() string {
 			", not a conductor's proxy handshake (initialize with _meta.proxy: true, or proxy/initialize):" +
 			" give the agent command (acp-normalize [flags] -- AGENT [ARGS...]), or put acp-normalize in a conductor's proxy slot"
 	}
-	return "the client is a conductor that runs this as a proxy component (" + e.Got.String() +
+	return "the client is a conductor starting a proxy component (handshake: " + e.Got.String() +
 		"), but an agent command was given: in a proxy slot run acp-normalize without one" +
 		" (the conductor reaches the agent); keep `acp-normalize -- AGENT` for a conductor's agent slot with no proxy in front"
 }
