@@ -11,7 +11,7 @@ DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -104,6 +104,14 @@ captures:
 		echo "captures: $$v"; \
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
+
+## pipeline-check: a real agent (Qwen Code, from npm, against the capture rig's
+## fake model) behind acp-normalize in the proxy slot of the real TypeScript
+## conductor, compared with the same scenarios behind the stdio wrapper
+## (capture/pipeline.sh; README "Pipelines"). Not part of `make test`.
+## `make pipeline-check SCENARIOS=foreground` runs one scenario.
+pipeline-check:
+	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/pipeline.sh
 
 clean:
 	rm -rf bin interop/ts/node_modules interop/conductor/node_modules

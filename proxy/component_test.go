@@ -97,7 +97,7 @@ const (
 // wrapped frames both ways with their inner bytes unchanged, the proxy's
 // own request ids (C12) apart from the conductor's, and the responses to
 // wrapped requests told apart from the client side's by id.
-func TestComponentTypeScriptConductor(t *testing.T) {
+func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
 
@@ -171,9 +171,9 @@ func TestComponentTypeScriptConductor(t *testing.T) {
 // K1 with the Rust conductor's methods: proxy/initialize reaches the
 // successor as an initialize through proxy/successor, and its answer
 // answers proxy/initialize; $/cancel_request is hop-local. The shapes
-// are checked against the schema in TestComponentRustShapes
+// are checked against the schema in TestK1ComponentRustConductorShapes
 // (cmd/acp-normalize), which can load it.
-func TestComponentRustConductor(t *testing.T) {
+func TestK1K2ComponentRustConductor(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
 	p.send(`{"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}`)
@@ -198,7 +198,7 @@ func TestComponentRustConductor(t *testing.T) {
 
 // K3: a component whose client sends no handshake exits 2, saying so;
 // a request gets an error response first, so a conductor shows why.
-func TestComponentWithoutHandshake(t *testing.T) {
+func TestK3ComponentWithoutHandshake(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, first, reply string
@@ -236,7 +236,7 @@ func TestComponentWithoutHandshake(t *testing.T) {
 
 // K3: a proxy with an agent command whose client sends a conductor's
 // proxy handshake exits 2; nothing of the stream reaches the agent.
-func TestAgentCommandWithHandshake(t *testing.T) {
+func TestK3AgentCommandWithHandshake(t *testing.T) {
 	t.Parallel()
 	for _, hs := range []string{
 		tsInit,

@@ -235,6 +235,9 @@ func (c *connection) recordEvent(rec pipe.Record) {
 			rec.Argv = pipe.RedactArgs(c.cfg.Argv)
 		}
 		rec.Component = len(c.cfg.Argv) == 0
+		if rec.Component {
+			rec.Argv = nil // no agent command: the conductor reaches the agent
+		}
 		rec.Modules = []string{}
 		for _, m := range c.cfg.Router.Modules {
 			rec.Modules = append(rec.Modules, m.Name)

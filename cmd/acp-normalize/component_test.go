@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func validDef(t *testing.T, s *acpschema.Schema, def string, value []byte) {
 // answer is an InitializeProxyResponse with the protocol version
 // unchanged; later frames travel in ProxySuccessorRequest/Notification
 // envelopes, unwrapped on the way in (K2).
-func TestComponentRustConductorShapes(t *testing.T) {
+func TestK1ComponentRustConductorShapes(t *testing.T) {
 	t.Parallel()
 	s, err := acpschema.Load(1)
 	if err != nil {
@@ -190,7 +191,7 @@ func TestComponentRustConductorShapes(t *testing.T) {
 
 // K3 through the binary: one line on stderr, exit 2, an error response to
 // the request, nothing else on stdout.
-func TestComponentHandshakeUsage(t *testing.T) {
+func TestK3ComponentHandshakeUsage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -240,5 +241,48 @@ func TestComponentHandshakeUsage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A recording made in component mode replays (R3) and renders: the
+// successor's wrapped frames appear unwrapped, as the modules saw them,
+// and the timeline says the capture is a component's.
+func TestK2ComponentRecordingReplays(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "component.jsonl")
+	p := startComponentProc(t, "--record", rec)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}`)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"qwen-code","version":"0.24.4"}}}`)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"_proxy/successor/request","params":{"method":"craft/drainMidTurnQueue","params":{"sessionId":"s"}}}`)
+	answer := p.next() // V7: the proxy answers it -32601, plain, to the wrapper's id
+	if !strings.HasPrefix(string(answer), `{"jsonrpc":"2.0","id":7,"error":{"code":-32601`) {
+		t.Fatalf("answer %s", answer)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello from the successor"}}}}}`)
+	p.next()
+	if code := p.exit(); code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, p.stderr)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"acp-normalize", "replay", "--format", "pretty", rec}, nil, &out, &errb); code != 0 {
+		t.Fatalf("replay exit %d: %s", code, errb.String())
+	}
+	pretty := out.String()
+	for _, want := range []string{"as a conductor's proxy component", "craft/drainMidTurnQueue", "hello from the successor"} {
+		if !strings.Contains(pretty, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, pretty)
+		}
+	}
+	if strings.Contains(pretty, "_proxy/successor") {
+		t.Errorf("timeline shows the wrappers:\n%s", pretty)
+	}
+	out.Reset()
+	if code := run([]string{"acp-normalize", "replay", rec}, nil, &out, &errb); code != 0 {
+		t.Fatalf("replay exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `{"to":"agent","frame":{"jsonrpc":"2.0","id":7,"error":{"code":-32601`) {
+		t.Errorf("replay does not reproduce the proxy's answer to the successor:\n%s", out.String())
 	}
 }

@@ -38,7 +38,7 @@ type conductorRun struct {
 	ShutdownNoise []string          `json:"shutdownNoise"`
 }
 
-func TestConductorTypeScript(t *testing.T) {
+func TestK1K2ConductorTypeScript(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed; the conductor test needs Node 20+")
 	}
