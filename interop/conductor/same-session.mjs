@@ -3,7 +3,7 @@
 // through the conductor with acp-normalize in its proxy slot
 // (capture/pipeline.sh): the frames the client received must be the same
 // once what differs between any two runs of a real agent is taken out
-// (UUIDs it makes up, timestamps, durations), with the conductor's own doings (it
+// (UUIDs it makes up, timestamps, durations, process ids), with the conductor's own doings (it
 // renumbers agent requests; the handshake's _meta.proxy) taken out too.
 //
 //   node same-session.mjs STDIO.jsonl CONDUCTOR.jsonl [STDIO2 CONDUCTOR2 ...]
@@ -22,6 +22,9 @@ import { readFileSync } from "node:fs";
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g;
 // Durations and clock readings a real agent reports ("durationMs":2088).
+// Process ids in a shell tool's output ("Process Group PGID: 22417").
+const PID = /\b(PGID|PID|pid):? \d+/g;
+const PID_MEMBER = /"(pid|pgid)":\d+/g;
 const CLOCK = /"(\w*(?:[Dd]uration|[Ee]lapsed|Ms|At|[Tt]ime|[Tt]imestamp))":-?\d+(\.\d+)?/g;
 
 function clientView(path) {
@@ -44,7 +47,7 @@ function clientView(path) {
   for (const f of frames) {
     const key = streamOf(f);
     if (!streams.has(key)) streams.set(key, []);
-    streams.get(key).push(JSON.stringify(f).replace(UUID, "<uuid>").replace(TIME, "<time>").replace(CLOCK, '"$1":"<clock>"'));
+    streams.get(key).push(JSON.stringify(f).replace(UUID, "<uuid>").replace(TIME, "<time>").replace(CLOCK, '"$1":"<clock>"').replace(PID, "$1 <pid>").replace(PID_MEMBER, '"$1":"<pid>"'));
   }
   return streams;
 }
