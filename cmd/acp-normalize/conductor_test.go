@@ -20,7 +20,8 @@ import (
 // capture is played by one client through acp-normalize as a plain stdio
 // wrapper, and through the conductor with acp-normalize in its proxy slot
 // (one), twice in a row (two), and beside a pass-through component
-// written with the TypeScript ACP SDK (before, after). The client must see
+// written with the TypeScript ACP SDK (before, after; and as its own
+// process, once per vendor). The client must see
 // the same frames each way: the same normalized session. Two differences
 // are the conductor's and are taken out before comparing: it renumbers
 // the requests it forwards (agent request ids are compared by order), and
@@ -77,6 +78,8 @@ func TestK1K2ConductorTypeScript(t *testing.T) {
 		"two":    "K2_two_in_a_row",
 		"before": "K2_after_an_SDK_passthrough",
 		"after":  "K2_before_an_SDK_passthrough",
+		// the pass-through as its own stdio process, once per vendor
+		"process": "K2_after_an_SDK_passthrough_process",
 	}
 	seen := map[string]int{}
 	for _, r := range out.Runs {
@@ -106,9 +109,17 @@ func TestK1K2ConductorTypeScript(t *testing.T) {
 			}
 		})
 	}
+	vendors := map[string]bool{}
+	for _, c := range captures {
+		vendors[filepath.Base(filepath.Dir(c))] = true
+	}
 	for layout := range layouts {
-		if seen[layout] != len(captures) {
-			t.Errorf("layout %s ran %d captures, want %d", layout, seen[layout], len(captures))
+		want := len(captures)
+		if layout == "process" {
+			want = len(vendors)
+		}
+		if seen[layout] != want {
+			t.Errorf("layout %s ran %d captures, want %d", layout, seen[layout], want)
 		}
 	}
 }

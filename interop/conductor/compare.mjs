@@ -13,8 +13,11 @@
 //   two     [acp-normalize, acp-normalize]
 //   before  [passthrough.mjs, acp-normalize]
 //   after   [acp-normalize, passthrough.mjs]
+//   process [node passthrough.mjs, acp-normalize]
 // (passthrough.mjs, a pass-through written with the TypeScript ACP SDK, runs
-// on the conductor's in-process channel: one Node process per run.)
+// on the conductor's in-process channel in before and after, which saves a
+// Node start per session; process runs it as its own stdio process, for the
+// first capture of each vendor folder only.)
 //
 // The client plays the capture's client requests in order (the sessionId
 // of the live session/new substituted) and answers agent requests as a
@@ -35,7 +38,10 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Conductor, StdioConnector, createChannelPair, fromConnectors, inProcess } from "@thinkwell/conductor";
+import { fileURLToPath } from "node:url";
 import { channelStream, passthroughApp } from "./passthrough.mjs";
+
+const passthroughPath = fileURLToPath(new URL("./passthrough.mjs", import.meta.url));
 
 const usage = "usage: node compare.mjs --bin ACP_NORMALIZE [--layouts one,two,before,after] [--timeout-ms N] CAPTURE...";
 
@@ -194,7 +200,8 @@ function conductorTransport(bin, capture, layout) {
     inProcess(async (end) => {
       await passthroughApp().connect(channelStream(end)).closed;
     });
-  const make = { one: [acpn], two: [acpn, acpn], before: [pass, acpn], after: [acpn, pass] }[layout];
+  const passProcess = () => new StdioConnector({ command: process.execPath, args: [passthroughPath] });
+  const make = { one: [acpn], two: [acpn, acpn], before: [pass, acpn], after: [acpn, pass], process: [passProcess, acpn] }[layout];
   if (!make) throw new Error(`unknown layout ${layout}`);
   const conductor = new Conductor({
     instantiator: fromConnectors(
@@ -242,12 +249,20 @@ async function pool(items, size, fn) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const runs = [];
+  const vendorsSeen = new Set();
+  const firstOfVendor = new Set();
+  for (const c of opts.captures) {
+    const vendor = c.split("/").slice(-2, -1)[0];
+    if (!vendorsSeen.has(vendor)) firstOfVendor.add(c);
+    vendorsSeen.add(vendor);
+  }
   await pool(opts.captures, 2, async (capture) => {
     // The stdio run ends as an editor ends it: everything until the exit.
     const ref = await session(capture, stdioTransport(opts.bin, capture), () => true, opts.timeoutMs);
     runs.push({ capture, layout: "stdio", ...ref });
     const want = ref.frames.length;
-    for (const layout of opts.layouts) {
+    const layouts = firstOfVendor.has(capture) && opts.layouts.length ? [...opts.layouts, "process"] : opts.layouts;
+    for (const layout of layouts) {
       const got = await session(capture, conductorTransport(opts.bin, capture, layout), (f) => f.length >= want, opts.timeoutMs);
       runs.push({ capture, layout, ...got });
     }
