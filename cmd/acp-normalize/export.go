@@ -179,11 +179,13 @@ func jsonString(b []byte) (string, bool) {
 	return s, json.Unmarshal(b, &s) == nil
 }
 
-// eventOnly keeps the fields of an event record (a capture's event line
-// may carry nothing else, but the reader fills Line).
+// eventOnly is an event record as the header keeps it: what the capture
+// line said (the reader's line number and connection are not the
+// record's).
 func eventOnly(r pipe.Record) pipe.Record {
-	return pipe.Record{Seq: r.Seq, TS: r.TS, Event: r.Event, Version: r.Version, Argv: r.Argv, Modules: r.Modules,
-		NonJSON: r.NonJSON, Options: r.Options, IDToken: r.IDToken, Signal: r.Signal, Code: r.Code, Dropped: r.Dropped}
+	r.Line, r.Conn = 0, 0
+	r.From, r.Frame, r.Text, r.Stderr = 0, nil, nil, nil
+	return r
 }
 
 // write writes the trace: its header, then its frames.
