@@ -292,7 +292,8 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 		r.add(findingKey{check: "session", side: side, method: method, update: update, kind: kind, path: "/params/sessionId",
 			message: "a session the client never created and was not told about"}, "", line, frame, "client")
 	}
-	if update == "tool_call" || update == "tool_call_update" {
+	// In v2 every update is an upsert: a first tool_call_update is fine.
+	if r.version == 1 && (update == "tool_call" || update == "tool_call_update") {
 		tc, _ := rawjson.LookupString(frame, "params", "update", "toolCallId")
 		k := [2]string{sid, tc}
 		if update == "tool_call" {
@@ -437,7 +438,8 @@ func (r *checkRun) idCheck(side, to string, env pipe.Envelope, method string, fr
 // capability finds the child session shapes an agent (or the proxy) may
 // send only to a client that declared clientCapabilities.subagents (S0).
 func (r *checkRun) capability(side, method string, frame []byte, line int) {
-	if r.subagents || method != "session/update" {
+	// In v2 subagent sessions are baseline: no capability to declare.
+	if r.subagents || r.version != 1 || method != "session/update" {
 		return
 	}
 	update, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate")
@@ -454,8 +456,7 @@ func (r *checkRun) observeInitialize(from pipe.Side, method string, frame []byte
 	switch {
 	case from == pipe.Client && method == "initialize":
 		if r.client[0] == "" { // a trace's later connections keep the first names
-			r.client[0], _ = rawjson.LookupString(frame, "params", "clientInfo", "name")
-			r.client[1], _ = rawjson.LookupString(frame, "params", "clientInfo", "version")
+			r.client[0], r.client[1] = peerInfo(frame, "params", "clientInfo")
 		}
 		if v, err := strconv.Atoi(rawText(frame, "params", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the client's initialize request"
@@ -466,8 +467,7 @@ func (r *checkRun) observeInitialize(from pipe.Side, method string, frame []byte
 		r.subagents = ok && rawjson.FirstByte(sub) == '{' || truthy(metaSub)
 	case from == pipe.Agent && method == "":
 		if r.agent[0] == "" {
-			r.agent[0], _ = rawjson.LookupString(frame, "result", "agentInfo", "name")
-			r.agent[1], _ = rawjson.LookupString(frame, "result", "agentInfo", "version")
+			r.agent[0], r.agent[1] = peerInfo(frame, "result", "agentInfo")
 		}
 		if v, err := strconv.Atoi(rawText(frame, "result", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the initialize result"

@@ -104,6 +104,13 @@ func TestCheck(t *testing.T) {
 			nil, []string{`client>agent initialize  request /id [] x1 line 1 reached 1: a request id must be a string, an integer or null, not 1.5`}},
 		{"F2_not_JSON", lines(ckInit, ckInitResult, `{"from":"agent","text":"Using worktree: /x"}`),
 			nil, []string{`agent>client   line  [F2] x1 line 3 reached 0: a line that is not JSON on the protocol stream`}},
+		{"v2_upserts_and_subagents_without_capability_are_fine",
+			lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"},"capabilities":{}}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"a","version":"2"},"capabilities":{}}}}`,
+				`{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":"Read","status":"in_progress"}}}}`),
+			nil, nil},
 		{"P3_a_bad_frame_the_proxy_writes_is_the_proxys",
 			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_x/bad","params":{}}}`),
 			[]rewrite.Module{badFrameModule()}, []string{

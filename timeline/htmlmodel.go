@@ -272,18 +272,19 @@ func (b *viewBuilder) observeInitialize(from pipe.Side, frame []byte) {
 	env := pipe.Peek(frame)
 	switch {
 	case env.Kind == pipe.Request && string(env.Method) == "initialize" && from == pipe.Client:
-		h.Client, _ = rawjson.LookupString(frame, "params", "clientInfo", "name")
-		h.ClientVersion, _ = rawjson.LookupString(frame, "params", "clientInfo", "version")
+		h.Client, h.ClientVersion = peerInfo(frame, "params", "clientInfo")
 		if h.Protocol == "" {
 			h.Protocol = rawText(frame, "params", "protocolVersion")
 		}
-		caps, _ := rawjson.Lookup(frame, "params", "clientCapabilities")
+		caps, ok := rawjson.Lookup(frame, "params", "clientCapabilities")
+		if !ok {
+			caps, _ = rawjson.Lookup(frame, "params", "capabilities") // v2
+		}
 		sub, ok := rawjson.Lookup(caps, "subagents")
 		metaSub, _ := rawjson.Lookup(caps, "_meta", "subagents")
 		h.Subagents = ok && rawjson.FirstByte(sub) == '{' || truthy(metaSub)
 	case env.Kind == pipe.Response && from == pipe.Agent && b.ms.response(pipe.Client, env.ID) == "initialize":
-		h.Agent, _ = rawjson.LookupString(frame, "result", "agentInfo", "name")
-		h.AgentVersion, _ = rawjson.LookupString(frame, "result", "agentInfo", "version")
+		h.Agent, h.AgentVersion = peerInfo(frame, "result", "agentInfo")
 		if p := rawText(frame, "result", "protocolVersion"); p != "" {
 			h.Protocol = p
 		}
@@ -319,6 +320,19 @@ func (b *viewBuilder) meta() viewMeta {
 		h.DurationMs = &d
 	}
 	return viewMeta{Header: h, Tree: b.tree.finish()}
+}
+
+// peerInfo reads a side's name and version from the initialize exchange:
+// v1's clientInfo or agentInfo member of obj ("params" or "result"), else
+// v2's info.
+func peerInfo(frame []byte, obj, v1 string) (name, version string) {
+	for _, member := range []string{v1, "info"} {
+		if n, ok := rawjson.LookupString(frame, obj, member, "name"); ok {
+			v, _ := rawjson.LookupString(frame, obj, member, "version")
+			return n, v
+		}
+	}
+	return "", ""
 }
 
 // frameSession is the session a frame is about: params.sessionId, or a

@@ -28,6 +28,7 @@ func exportCaptures(t *testing.T) []string {
 	for _, name := range []string{"mock-session", "acpdbg-sample", "plan-signal", "plan-agent-exits", "recorded-settings", "unknown-cursor-method", "inspector-trace"} {
 		files = append(files, filepath.Join("testdata", name+".jsonl"))
 	}
+	files = append(files, filepath.Join("testdata", "v2", "hand-written-session.jsonl"))
 	return files
 }
 

@@ -455,7 +455,7 @@ func TestViewerInBrowser(t *testing.T) {
 	b := startBrowser(t)
 	dir := t.TempDir()
 	captures := captureFiles(t, "*/*.jsonl")
-	captures = append(captures, "testdata/inspector-trace.jsonl", "testdata/plan-signal.jsonl")
+	captures = append(captures, "testdata/inspector-trace.jsonl", "testdata/plan-signal.jsonl", "testdata/v2/hand-written-session.jsonl")
 	for _, capture := range captures {
 		name := strings.TrimSuffix(filepath.ToSlash(capture), ".jsonl")
 		name = name[strings.LastIndex(name[:strings.LastIndex(name, "/")], "/")+1:]
