@@ -21,7 +21,10 @@ const DefaultKillGrace = 3 * time.Second
 // Config configures Run.
 type Config struct {
 	// Argv is the agent command and its arguments.
-	Argv   []string
+	Argv []string
+	// Dir is the agent's working directory; the proxy's when empty (F4).
+	// A relative Argv[0] with a path separator is looked up in it.
+	Dir    string
 	Router RouterConfig
 	// KillGrace is the grace of rule F5 (DefaultKillGrace when zero).
 	KillGrace time.Duration
@@ -90,7 +93,7 @@ func Run(cfg Config) (int, error) {
 	undo := catchSIGPIPE()
 	defer undo()
 
-	agent, err := startAgent(cfg.Argv, cfg.KillGrace)
+	agent, err := startAgent(cfg.Argv, cfg.Dir, cfg.KillGrace)
 	if err != nil {
 		return 1, err
 	}
@@ -251,7 +254,9 @@ func (c *connection) drainAgent(agentDone <-chan struct{}) {
 		if idle < grace {
 			continue
 		}
-		c.log.Warn("agent's stdout still open after it exited; ending its process group")
+		// Info: handled (what it wrote was delivered), and a leftover
+		// holding the pipe is the agent's habit, not the user's to fix.
+		c.log.Info("agent's stdout still open after it exited; ending its process group")
 		_ = c.agent.group.kill()
 		if err := c.agent.stdout.SetReadDeadline(time.Now()); err != nil {
 			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)

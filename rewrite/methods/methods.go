@@ -39,7 +39,7 @@ type rewriter struct {
 	log     *slog.Logger
 	forward bool
 	filter  rewrite.MethodFilter
-	warned  *table.Table[string, struct{}] // methods already logged at warn
+	warned  *table.Table[string, struct{}] // methods already logged
 }
 
 // Rewrite implements rewrite.Rewriter.
@@ -63,7 +63,10 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if f.Kind() == pipe.Request {
 			what = "agent request no client knows answered -32601 by the proxy"
 		}
-		r.log.Warn(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
+		// Info, not warn: the proxy handled a known kind of vendor
+		// quirk, and nobody watching an editor's agent log can act on it
+		// (issue 19; the default level shows warn and above only).
+		r.log.Info(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil
 }
