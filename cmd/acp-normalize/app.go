@@ -98,15 +98,14 @@ func newApp(st streams) *cli.App {
 		Description: "Put acp-normalize in front of an ACP agent in your editor's agent config:\n" +
 			"every frame is relayed byte for byte, except where a vendor module repairs it.\n" +
 			"stdout carries protocol frames only; logs go to stderr and --log-file.",
-		HideHelpCommand: true, // helpCommand: one that says which command is unknown
-		Reader:          st.stdin,
-		Writer:          st.stdout,
-		ErrWriter:       st.stderr,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
+		Reader:         st.stdin,
+		Writer:         st.stdout,
+		ErrWriter:      st.stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
-		Commands: []*cli.Command{probeCommand(st), replayCommand(st), mockAgentCommand(st), versionCommand(st), helpCommand()},
+		Commands: []*cli.Command{probeCommand(st), replayCommand(st), mockAgentCommand(st), versionCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
@@ -125,6 +124,7 @@ func newApp(st streams) *cli.App {
 			versionFlag(),
 		}, optionFlags(moduleOptions(), true)...),
 	}
+	app.Setup() // adds the help command, which gets one-line errors too
 	oneLineUsageErrors(app.Commands)
 	return app
 }
