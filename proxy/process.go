@@ -31,11 +31,10 @@ func (e *StartError) Error() string { return fmt.Sprintf("cannot run agent %q: %
 func (e *StartError) Unwrap() error { return e.Err }
 
 // startAgent starts argv directly (no shell), with the proxy's environment
-// and working directory (rule F4; dir, when set, instead), so that its
-// whole tree can be ended: on Linux behind the subreaper, elsewhere in its
-// own process group (Unix) or job object (Windows). grace is the F5 grace
-// the subreaper uses.
-func startAgent(argv []string, dir string, grace time.Duration) (*agentProcess, error) {
+// and working directory (rule F4), so that its whole tree can be ended: on
+// Linux behind the subreaper, elsewhere in its own process group (Unix) or
+// job object (Windows). grace is the F5 grace the subreaper uses.
+func startAgent(argv []string, grace time.Duration) (*agentProcess, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("no agent command")
 	}
@@ -62,7 +61,6 @@ func startAgent(argv []string, dir string, grace time.Duration) (*agentProcess, 
 		return nil, fmt.Errorf("agent stderr pipe: %w", err)
 	}
 	cmd := l.command(grace)
-	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		l.abort()

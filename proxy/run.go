@@ -21,10 +21,7 @@ const DefaultKillGrace = 3 * time.Second
 // Config configures Run.
 type Config struct {
 	// Argv is the agent command and its arguments.
-	Argv []string
-	// Dir is the agent's working directory; the proxy's when empty (F4).
-	// A relative Argv[0] with a path separator is looked up in it.
-	Dir    string
+	Argv   []string
 	Router RouterConfig
 	// KillGrace is the grace of rule F5 (DefaultKillGrace when zero).
 	KillGrace time.Duration
@@ -93,7 +90,7 @@ func Run(cfg Config) (int, error) {
 	undo := catchSIGPIPE()
 	defer undo()
 
-	agent, err := startAgent(cfg.Argv, cfg.Dir, cfg.KillGrace)
+	agent, err := startAgent(cfg.Argv, cfg.KillGrace)
 	if err != nil {
 		return 1, err
 	}

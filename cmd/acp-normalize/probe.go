@@ -3,15 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,8 +36,9 @@ func probeCommand(st streams) *cli.Command {
 		Name:      "probe",
 		Usage:     "check an agent: initialize and session/new through the proxy, then say what was found",
 		ArgsUsage: "-- AGENT [ARGS...]",
-		Description: "Starts the agent through the proxy, as an editor would, in a scratch directory;\n" +
-			"sends initialize and session/new, ends the agent, and prints its name and version,\n" +
+		Description: "Starts the agent through the proxy, as an editor would (here, with this\n" +
+			"environment and working directory), sends initialize and session/new for a scratch\n" +
+			"directory (removed afterwards), ends the agent, and prints its name and version,\n" +
 			"the protocol version, which modules act on it and why (rule V1), whether it\n" +
 			"advertises native subagent sessions, its auth methods and whether it needs a\n" +
 			"login, and the vendor methods it sent. Exit status 0 when the agent answered\n" +
@@ -120,21 +121,12 @@ type prober struct {
 func (p *prober) run() (*probeReport, *probeFailure) {
 	rep := &probeReport{Argv: pipe.RedactArgs(p.argv)}
 	name := p.argv[0]
-	path, err := exec.LookPath(name)
-	if err != nil {
+	if _, err := exec.LookPath(name); err != nil {
 		rep.Failure = fmt.Sprintf("agent %q not found: %v", name, errors.Unwrap(err))
 		if !errors.Is(err, exec.ErrNotFound) {
 			rep.Failure = fmt.Sprintf("cannot run agent %q: %v", name, errors.Unwrap(err))
 		}
 		return rep, &probeFailure{rep.Failure}
-	}
-	argv := append([]string(nil), p.argv...)
-	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
-		// The agent runs in the scratch directory: a path relative to
-		// ours must still find it.
-		if abs, err := filepath.Abs(path); err == nil {
-			argv[0] = abs
-		}
 	}
 	scratch, err := os.MkdirTemp("", "acp-normalize-probe-")
 	if err != nil {
@@ -151,14 +143,15 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	signal.Notify(sigs, proxy.ForwardedSignals()...)
 	defer signal.Stop(sigs)
 
+	notFrames := make(chan struct{}, 1)
 	done := make(chan proxyResult, 1)
 	started := time.Now()
 	go func() {
 		code, err := proxy.Run(proxy.Config{
-			Argv: argv,
-			Dir:  scratch,
+			Argv: p.argv,
 			Router: proxy.RouterConfig{
 				Modules: p.mods,
+				Logger:  slog.New(nonJSONWatch{notFrames}),
 				Version: version,
 				Capture: capture,
 			},
@@ -173,7 +166,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 		done <- proxyResult{code, err}
 	}()
 
-	cl := newProbeClient(clientW, clientR)
+	cl := newProbeClient(clientW, clientR, notFrames)
 	ended := func() proxyResult {
 		_ = clientW.Close() // the client leaves: the proxy ends the agent (F5)
 		closed := time.Now()
@@ -214,7 +207,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	newResp, waitErr := cl.call("session/new", map[string]any{"cwd": scratch, "mcpServers": []any{}}, p.timeout)
 	var failure string
 	switch {
-	case waitErr != nil && errors.Is(waitErr, errProbeTimeout):
+	case errors.Is(waitErr, errProbeTimeout) || errors.Is(waitErr, errNotACP):
 		failure = fmt.Sprintf("timed out: %s answered initialize but not session/new within %s", name, p.timeout)
 		rep.Session = &probeSession{Error: "timed out"}
 	case waitErr != nil:
@@ -283,11 +276,14 @@ var errProbeTimeout = errors.New("timed out")
 // probeClient is the probe's side of the proxy: it sends requests and
 // answers whatever the agent asks with -32601, as a minimal editor.
 type probeClient struct {
-	w      io.Writer
-	mu     sync.Mutex
-	nextID int
-	waits  map[string]chan probeResponse
-	gone   chan struct{}
+	w io.Writer
+	// notFrames gets a value when the agent wrote a line that is not
+	// JSON (rule F2): a program that is no ACP agent, or a banner.
+	notFrames <-chan struct{}
+	mu        sync.Mutex
+	nextID    int
+	waits     map[string]chan probeResponse
+	gone      chan struct{}
 }
 
 type probeResponse struct {
@@ -299,8 +295,8 @@ type probeResponse struct {
 	} `json:"error"`
 }
 
-func newProbeClient(w io.Writer, r io.Reader) *probeClient {
-	cl := &probeClient{w: w, waits: map[string]chan probeResponse{}, gone: make(chan struct{})}
+func newProbeClient(w io.Writer, r io.Reader, notFrames <-chan struct{}) *probeClient {
+	cl := &probeClient{w: w, notFrames: notFrames, waits: map[string]chan probeResponse{}, gone: make(chan struct{})}
 	go cl.read(r)
 	return cl
 }
@@ -360,22 +356,67 @@ func (cl *probeClient) call(method string, params any, timeout time.Duration) (p
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case resp := <-ch:
-		if resp.Error != nil && resp.Error.Message == "agent exited" {
-			return resp, errors.New("the agent exited") // the proxy's F6 answer
-		}
-		return resp, nil
-	case <-cl.gone:
+	var notACP <-chan time.Time // after a non-JSON line: a short wait for the answer
+	for {
 		select {
 		case resp := <-ch:
+			if resp.Error != nil && resp.Error.Message == "agent exited" {
+				return resp, errors.New("the agent exited") // the proxy's F6 answer
+			}
 			return resp, nil
+		case <-cl.gone:
+			select {
+			case resp := <-ch:
+				return resp, nil
+			default:
+			}
+			return probeResponse{}, errors.New("the agent exited")
+		case <-timer.C:
+			return probeResponse{}, errProbeTimeout
+		case <-cl.notFrames:
+			if notACP == nil {
+				notACP = time.After(min(notACPWait, timeout))
+			}
+		case <-notACP:
+			return probeResponse{}, errNotACP
+		}
+	}
+}
+
+// notACPWait is how long a request waits for its answer once the agent
+// wrote a line that is not JSON: a banner before the frames is fine, a
+// program that is no ACP agent (a forgotten "acp" argument starts Cursor's
+// interactive UI) is said so without the whole --timeout.
+const notACPWait = 2 * time.Second
+
+var errNotACP = errors.New("not ACP")
+
+// nonJSONWatch is the router's logger in the probe: it only notices the
+// agent's non-JSON lines (the router logs each with rule F2); the capture
+// keeps everything else.
+type nonJSONWatch struct{ seen chan<- struct{} }
+
+func (w nonJSONWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (w nonJSONWatch) WithAttrs([]slog.Attr) slog.Handler       { return w }
+func (w nonJSONWatch) WithGroup(string) slog.Handler            { return w }
+func (w nonJSONWatch) Handle(_ context.Context, r slog.Record) error {
+	rule, from := "", ""
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "rule":
+			rule = a.Value.String()
+		case "from":
+			from = a.Value.String()
+		}
+		return true
+	})
+	if rule == "F2" && from == pipe.Agent.String() {
+		select {
+		case w.seen <- struct{}{}:
 		default:
 		}
-		return probeResponse{}, errors.New("the agent exited")
-	case <-timer.C:
-		return probeResponse{}, errProbeTimeout
 	}
+	return nil
 }
 
 // wait waits until the proxy's output has been read to its end.
