@@ -19,6 +19,9 @@ var (
 	releaseVersion string // x.y.z
 	releaseCommit  string // full commit hash
 	releaseDate    string // the commit's time, RFC 3339
+	// releaseModified is "true" for a build of a tree with uncommitted
+	// changes (tests of the release only: a release refuses them).
+	releaseModified string
 )
 
 // develVersion is the version of a build that carries none: built with
@@ -68,7 +71,7 @@ func readBuild() buildInfo {
 		b.Version = releaseVersion
 	}
 	if b.Commit == "" {
-		b.Commit, b.Date = releaseCommit, releaseDate
+		b.Commit, b.Date, b.Modified = releaseCommit, releaseDate, releaseModified == "true"
 	}
 	if b.Commit == "" {
 		b.Commit = pseudoVersionCommit(b.Version)
