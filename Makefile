@@ -11,7 +11,7 @@ DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures release probes
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -101,5 +101,13 @@ captures:
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
 
+## release: the release VERSION=x.y.z into dist/: an archive per platform of
+## PLATFORMS (.tar.gz, .zip for Windows), SHA256SUMS and the npm packages
+## (dist/npm/), reproducibly; refuses uncommitted changes (ALLOW_DIRTY=1 to
+## try it) and a version without a CHANGELOG.md entry (docs/releasing.md).
+release:
+	@[ -n "$(VERSION)" ] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
+	$(GO) run ./cmd/acp-release --version "$(VERSION)" --out dist --platforms "$(PLATFORMS)" $(if $(ALLOW_DIRTY),--allow-dirty)
+
 clean:
-	rm -rf bin interop/ts/node_modules
+	rm -rf bin dist interop/ts/node_modules

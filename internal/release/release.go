@@ -306,11 +306,17 @@ func buildBinary(cfg Config, root string, src Source, p Platform, out string) er
 		return fmt.Errorf("%s: built %s, not the command", p, bi.Path)
 	case settings["GOOS"] != p.OS || settings["GOARCH"] != p.Arch || settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true":
 		return fmt.Errorf("%s: the build info says %v", p, settings)
-	case !strings.Contains(settings["-ldflags"], "main.releaseVersion="+cfg.Version) ||
-		!strings.Contains(settings["-ldflags"], "main.releaseCommit="+src.Commit):
-		return fmt.Errorf("%s: the version stamps are missing from %q", p, settings["-ldflags"])
 	case settings["vcs.revision"] != "":
 		return fmt.Errorf("%s: VCS data in the build info (-buildvcs was overridden)", p)
+	}
+	// -trimpath keeps -ldflags out of the build info: look for the stamps
+	// themselves (a misspelt -X is silently ignored by the linker).
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(bin, []byte(src.Commit)) || !bytes.Contains(bin, []byte(src.Time.Format(time.RFC3339))) {
+		return fmt.Errorf("%s: the commit stamps (-X main.release*) are not in the binary", p)
 	}
 	return os.Chtimes(out, src.Time, src.Time)
 }

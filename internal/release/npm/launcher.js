@@ -11,7 +11,9 @@
 // Unix it also holds one end of a socket whose other end is this process:
 // when the launcher dies in any way (SIGKILL included), the socket closes
 // and the binary ends as on SIGTERM, agent and all
-// (ACP_NORMALIZE_LAUNCHER_FD names the descriptor).
+// (ACP_NORMALIZE_LAUNCHER_FD names the descriptor). And when the launcher's
+// own parent goes away (npx killed by the editor: npm exec and its shell
+// die, this process is orphaned), the binary gets SIGTERM too.
 'use strict';
 
 const { spawn } = require('child_process');
@@ -72,6 +74,23 @@ function start() {
       try {
         fs.chmodSync(bin, 0o755);
         start();
+
+// Orphaned: whoever started us (npx, an editor) is gone without a signal
+// for us. Checked once a second; nothing else is polled.
+const parent = process.ppid;
+const orphanWatch = setInterval(() => {
+  if (process.ppid !== parent) {
+    clearInterval(orphanWatch);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGTERM');
+      } catch (e) {
+        // already gone
+      }
+    }
+  }
+}, 1000);
+orphanWatch.unref();
         return;
       } catch (e) {
         // fall through to the message
