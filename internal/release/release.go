@@ -214,6 +214,24 @@ func readSource(root, version string) (Source, error) {
 	return Source{Commit: commit, Time: time.Unix(secs, 0).UTC(), Dirty: status != ""}, nil
 }
 
+// LatestVersion returns the newest version with an entry in the
+// CHANGELOG.md under root (the first "## [x.y.z]" heading; Unreleased is
+// none).
+func LatestVersion(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	if err != nil {
+		return "", err
+	}
+	for _, m := range changelogHeading.FindAllSubmatch(data, -1) {
+		if v := string(m[1]); semver.MatchString(v) {
+			return v, nil
+		}
+	}
+	return "", errors.New("CHANGELOG.md has no released version")
+}
+
+var changelogHeading = regexp.MustCompile(`(?m)^## \[([^\]]+)\]`)
+
 // checkChangelog requires a "## [version]" entry (Keep a Changelog).
 func checkChangelog(path, version string) error {
 	data, err := os.ReadFile(path)
