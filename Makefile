@@ -57,12 +57,14 @@ lint:
 		echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; \
 	fi
 
-## cross: build and vet (tests included) for every platform editors run on.
+## cross: build and vet (tests included) for every platform editors run on,
+## as the release builds them (CGO off, -trimpath: the release tests then
+## reuse these compiles).
 cross:
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; \
 		echo "cross: $$os/$$arch"; \
-		GOOS=$$os GOARCH=$$arch $(GO) build ./... || exit 1; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath ./... || exit 1; \
 		GOOS=$$os GOARCH=$$arch $(GO) vet ./... || exit 1; \
 	done
 
@@ -103,8 +105,9 @@ captures:
 
 ## release: the release VERSION=x.y.z into dist/: an archive per platform of
 ## PLATFORMS (.tar.gz, .zip for Windows), SHA256SUMS and the npm packages
-## (dist/npm/), reproducibly; refuses uncommitted changes (ALLOW_DIRTY=1 to
-## try it) and a version without a CHANGELOG.md entry (docs/releasing.md).
+## (dist/npm/), reproducibly; refuses uncommitted changes, a version without
+## a CHANGELOG.md entry and a tag vVERSION on another commit (ALLOW_DIRTY=1:
+## a trial build that checks none of them; docs/releasing.md).
 release:
 	@[ -n "$(VERSION)" ] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
 	$(GO) run ./cmd/acp-release --version "$(VERSION)" --out dist --platforms "$(PLATFORMS)" $(if $(ALLOW_DIRTY),--allow-dirty)

@@ -36,7 +36,13 @@ type liveClient struct {
 // startLive runs the real binary with args, as a client would.
 func startLive(t *testing.T, env []string, args ...string) *liveClient {
 	t.Helper()
-	c := &liveClient{t: t, cmd: exec.Command(proxyBinary, args...)}
+	return startLiveCmd(t, exec.Command(proxyBinary, args...), env)
+}
+
+// startLiveCmd runs cmd (the binary, or what starts it) as a client would.
+func startLiveCmd(t *testing.T, cmd *exec.Cmd, env []string) *liveClient {
+	t.Helper()
+	c := &liveClient{t: t, cmd: cmd}
 	c.cond = sync.NewCond(&c.mu)
 	c.cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	c.cmd.Stderr = &c.err
@@ -139,7 +145,13 @@ func (c *liveClient) finish(closeStdin bool) []string {
 // the frames it says the client received.
 func replayedToClient(t *testing.T, recording string) []string {
 	t.Helper()
-	out, err := exec.Command(proxyBinary, "replay", recording).Output()
+	return replayedToClientBy(t, proxyBinary, recording)
+}
+
+// replayedToClientBy is replayedToClient with another build of the binary.
+func replayedToClientBy(t *testing.T, bin, recording string) []string {
+	t.Helper()
+	out, err := exec.Command(bin, "replay", recording).Output()
 	if err != nil {
 		t.Fatalf("replay %s: %v", recording, err)
 	}

@@ -20,7 +20,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "dist", "the directory to write (replaced if it holds an earlier release)")
 	platforms := fs.String("platforms", "", "GOOS/GOARCH list, space- or comma-separated (required)")
 	root := fs.String("root", ".", "the module root, a git work tree")
-	dirty := fs.Bool("allow-dirty", false, "build from a tree with uncommitted changes (not for a release)")
+	dirty := fs.Bool("allow-dirty", false, "a trial build, not a release: uncommitted changes allowed, the tag and CHANGELOG.md not checked")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *version == "" || *platforms == "" {
 		msg := "usage: acp-release --version x.y.z --platforms \"linux/amd64 ...\" [--out dist] [--allow-dirty]"
 		if err != nil {

@@ -16,8 +16,8 @@
 // stamped with -ldflags -X together with the commit and its time (the go
 // command's own VCS stamps are off: it writes them in a clone but not in a
 // git worktree, so the same commit would give two binaries); the binary
-// reads them as it reads the build info (cmd/acp-normalize/version.go),
-// and `go version -m` shows them in the build's -ldflags. A
-// release refuses a version without a CHANGELOG.md entry, a tag v<version>
-// on another commit, and (unless allowed) uncommitted changes.
+// reads them as it reads the build info (cmd/acp-normalize/version.go). A
+// release refuses uncommitted changes, a version without a CHANGELOG.md
+// entry and a tag v<version> on another commit; a trial build
+// (AllowDirty) checks none of them.
 package release

@@ -77,8 +77,9 @@ type Config struct {
 	// an earlier release output (it holds SHA256SUMS), which is replaced.
 	Out       string
 	Platforms []Platform
-	// AllowDirty builds from a tree with uncommitted changes (tests; the
-	// binaries then say so in their build info).
+	// AllowDirty makes a trial build, never a release: from a tree with
+	// uncommitted changes (the binaries say so), without the checks that
+	// tie the version to the commit (its tag, its CHANGELOG.md entry).
 	AllowDirty bool
 	// Go is the go command; "go" when empty.
 	Go string
@@ -127,15 +128,20 @@ func Build(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := readSource(root, cfg.Version)
+	src, err := readSource(root)
 	if err != nil {
 		return nil, err
 	}
-	if src.Dirty && !cfg.AllowDirty {
-		return nil, errors.New("the work tree has uncommitted changes: commit them (a release is built from a commit), or allow a dirty build")
-	}
-	if err := checkChangelog(filepath.Join(root, "CHANGELOG.md"), cfg.Version); err != nil {
-		return nil, err
+	if !cfg.AllowDirty {
+		if src.Dirty {
+			return nil, errors.New("the work tree has uncommitted changes: commit them (a release is built from a commit), or make a trial build")
+		}
+		if err := checkTag(root, cfg.Version, src.Commit); err != nil {
+			return nil, err
+		}
+		if err := checkChangelog(filepath.Join(root, "CHANGELOG.md"), cfg.Version); err != nil {
+			return nil, err
+		}
 	}
 	if err := prepareOut(cfg.Out); err != nil {
 		return nil, err
@@ -178,25 +184,26 @@ func Build(cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// readSource reads the commit, its time and whether the tree is dirty,
-// and refuses a tag v<version> that names another commit.
-func readSource(root, version string) (Source, error) {
-	git := func(args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return strings.TrimSpace(string(out)), nil
+// git runs git in root and returns its output, trimmed.
+func git(root string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	commit, err := git("rev-parse", "HEAD")
+	return strings.TrimSpace(string(out)), nil
+}
+
+// readSource reads the commit, its time and whether the tree is dirty.
+func readSource(root string) (Source, error) {
+	commit, err := git(root, "rev-parse", "HEAD")
 	if err != nil {
 		return Source{}, fmt.Errorf("a release is built from a git commit: %w", err)
 	}
-	ct, err := git("show", "-s", "--format=%ct", "HEAD")
+	ct, err := git(root, "show", "-s", "--format=%ct", "HEAD")
 	if err != nil {
 		return Source{}, err
 	}
@@ -204,14 +211,20 @@ func readSource(root, version string) (Source, error) {
 	if err != nil {
 		return Source{}, fmt.Errorf("commit time %q: %w", ct, err)
 	}
-	status, err := git("status", "--porcelain", "--untracked-files=no")
+	status, err := git(root, "status", "--porcelain", "--untracked-files=no")
 	if err != nil {
 		return Source{}, err
 	}
-	if tagged, err := git("rev-parse", "--verify", "--quiet", "refs/tags/v"+version+"^{commit}"); err == nil && tagged != "" && tagged != commit {
-		return Source{}, fmt.Errorf("tag v%s is commit %s, not HEAD (%s)", version, tagged[:12], commit[:12])
-	}
 	return Source{Commit: commit, Time: time.Unix(secs, 0).UTC(), Dirty: status != ""}, nil
+}
+
+// checkTag refuses a tag v<version> that names another commit.
+func checkTag(root, version, commit string) error {
+	tagged, err := git(root, "rev-parse", "--verify", "--quiet", "refs/tags/v"+version+"^{commit}")
+	if err == nil && tagged != "" && tagged != commit {
+		return fmt.Errorf("tag v%s is commit %s, not HEAD (%s)", version, tagged[:12], commit[:12])
+	}
+	return nil
 }
 
 // LatestVersion returns the newest version with an entry in the

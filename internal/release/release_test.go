@@ -20,7 +20,7 @@ import (
 
 const repoRoot = "../.."
 
-func git(t *testing.T, dir string, args ...string) string {
+func runGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -63,7 +63,7 @@ func TestReproducible(t *testing.T) {
 		clone := filepath.Join(t.TempDir(), name)
 		// No tags: a later release's tag must not make this commit's
 		// build refuse the version.
-		git(t, repoRoot, "clone", "--quiet", "--shared", "--no-tags", ".", clone)
+		runGit(t, repoRoot, "clone", "--quiet", "--shared", "--no-tags", ".", clone)
 		out := filepath.Join(t.TempDir(), "dist")
 		res, err := Build(Config{Root: clone, Version: version, Out: out, Platforms: []Platform{host}})
 		if err != nil {
@@ -249,16 +249,16 @@ func TestRefusals(t *testing.T) {
 		t.Skip("no git")
 	}
 	repo := t.TempDir()
-	git(t, repo, "init", "--quiet")
+	runGit(t, repo, "init", "--quiet")
 	for name, body := range map[string]string{"LICENSE": "l", "README.md": "r", "CHANGELOG.md": "# Changelog\n\n## [Unreleased]\n\n## [1.2.0] - 2026-12-01\n"} {
 		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	git(t, repo, "add", ".")
-	git(t, repo, "commit", "--quiet", "-m", "one")
-	git(t, repo, "tag", "v1.1.0")
-	git(t, repo, "commit", "--quiet", "--allow-empty", "-m", "two")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "--quiet", "-m", "one")
+	runGit(t, repo, "tag", "v1.1.0")
+	runGit(t, repo, "commit", "--quiet", "--allow-empty", "-m", "two")
 	if v, err := LatestVersion(repo); err != nil || v != "1.2.0" {
 		t.Errorf("LatestVersion = %q, %v", v, err)
 	}
