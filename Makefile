@@ -112,5 +112,19 @@ release:
 	@[ -n "$(VERSION)" ] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
 	$(GO) run ./cmd/acp-release --version "$(VERSION)" --out dist --platforms "$(PLATFORMS)" $(if $(ALLOW_DIRTY),--allow-dirty)
 
+## probes: run `acp-normalize probe` against each agent of the capture rig
+## (installed from npm on first use, like `make captures`; offline, the
+## fake model serving) and write capture/probes/<vendor>.txt. VENDOR=qwen
+## for one. Not part of `make test`.
+probes:
+	$(GO) build -o bin/acp-capture ./cmd/acp-capture
+	$(GO) build -o bin/acp-normalize ./cmd/acp-normalize
+	@failed=; for v in $(if $(VENDOR),$(VENDOR),$(CAPTURE_VENDORS)); do \
+		[ -f capture/agents/$$v.sh ] || { echo "no capture/agents/$$v.sh (have: $(CAPTURE_VENDORS))"; exit 2; }; \
+		PROBE=1 ACP_CAPTURE=$(CURDIR)/bin/acp-capture ACP_NORMALIZE=$(CURDIR)/bin/acp-normalize \
+			bash capture/agents/$$v.sh || failed="$$failed $$v"; \
+	done; \
+	[ -z "$$failed" ] || { echo "probe failed for:$$failed"; exit 1; }
+
 clean:
 	rm -rf bin dist interop/ts/node_modules

@@ -174,7 +174,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 		_ = toProxy.Close()
 		cl.wait()
 		_ = capture.Close()
-		rep.Exit = &probeExit{Code: r.code, AfterMS: time.Since(closed).Milliseconds()}
+		rep.Exit = &probeExit{Code: r.code, AfterMS: time.Since(closed).Milliseconds(), GraceMS: p.grace.Milliseconds()}
 		return r
 	}
 
@@ -184,6 +184,9 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 		"clientCapabilities": map[string]any{
 			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
 			"terminal": false,
+			// The user can run the agent's login in a terminal: agents
+			// list their terminal logins only to clients that say so.
+			"auth": map[string]bool{"terminal": true},
 		},
 		"clientInfo": map[string]any{"name": "acp-normalize-probe", "version": version},
 	}

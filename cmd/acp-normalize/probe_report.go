@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -59,6 +60,10 @@ type probeAuth struct {
 	ID          string `json:"id"`
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Type is "terminal" for a login the user runs as the agent's
+	// command with Args; empty (the default, "agent") otherwise.
+	Type string   `json:"type,omitempty"`
+	Args []string `json:"args,omitempty"`
 }
 
 // probeMethod is a method outside ACP's lists the agent sent, and what
@@ -84,6 +89,7 @@ type probeExit struct {
 	// AfterMS is how long the agent took to exit after its stdin closed
 	// (with SIGTERM and SIGKILL after the grace, F5).
 	AfterMS int64 `json:"afterMs"`
+	GraceMS int64 `json:"graceMs"`
 }
 
 // stderrKept is how many of the agent's last stderr lines the report keeps.
@@ -374,6 +380,9 @@ func (rep *probeReport) writeText(w io.Writer) {
 			if a.Name != "" && a.Name != a.ID {
 				p += fmt.Sprintf(" (%s)", a.Name)
 			}
+			if a.Type == "terminal" {
+				p += fmt.Sprintf(" [a login in a terminal: AGENT %s]", strings.Join(a.Args, " "))
+			}
 			parts = append(parts, p)
 		}
 		auth = "methods " + strings.Join(parts, ", ")
@@ -408,7 +417,11 @@ func (rep *probeReport) writeText(w io.Writer) {
 		}
 	}
 	if e := rep.Exit; e != nil {
-		line("ended", "%s, %d ms after its stdin closed", describeExit(e.Code), e.AfterMS)
+		how := describeExit(e.Code)
+		if e.Code == 0 && e.GraceMS > 0 && e.AfterMS >= e.GraceMS {
+			how = fmt.Sprintf("%s after SIGTERM (it did not exit within the %s grace after its stdin closed)", how, time.Duration(e.GraceMS)*time.Millisecond)
+		}
+		line("ended", "%s, %d ms after its stdin closed", how, e.AfterMS)
 	}
 	if rep.StderrLines > 0 {
 		line("stderr", "%d lines from the agent (not shown; --json has the last %d)", rep.StderrLines, stderrKept)
