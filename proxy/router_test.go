@@ -462,3 +462,26 @@ func TestRouterNestedProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestRouterEnv: every module's Env carries the run's settings, the
+// connection's one byte budget and the entry cap (the one path for
+// settings: RouterConfig to Env).
+func TestRouterEnv(t *testing.T) {
+	var envs []rewrite.Env
+	mod := func(name string) rewrite.Module {
+		return rewrite.Module{Name: name, Doc: "d", Triggers: []string{`"x"`},
+			New: func(env rewrite.Env) rewrite.Rewriter { envs = append(envs, env); return nil }}
+	}
+	settings := rewrite.Settings{"vendor": "b"}
+	if _, err := NewRouter(RouterConfig{Modules: []rewrite.Module{mod("a"), mod("b")}, Settings: settings, MaxEntries: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if len(envs) != 2 {
+		t.Fatalf("%d modules constructed, want 2", len(envs))
+	}
+	for _, env := range envs {
+		if env.Settings.String("vendor") != "b" || env.MaxEntries != 7 || env.Budget == nil || env.Budget != envs[0].Budget {
+			t.Errorf("env %+v: want the run's settings, cap 7 and the shared budget", env)
+		}
+	}
+}

@@ -1,18 +1,20 @@
 // Package rewrite is the contract between the proxy and its vendor modules,
 // and the kit modules are built with: frame builders here, and
 //
-//   - rawjson: the raw-JSON helpers (lookup, string decode, splice);
 //   - meta: the _meta["acp-normalize"] writers and the Subagent snapshot;
 //   - table: capped per-connection state (entries and bytes, rule P6);
+//     NewTable makes one with the connection's caps from the Env;
 //   - rewritetest: golden harness, log recorder, ACP schema check;
 //   - launch: the state of subagent launch calls that are one ACP tool
-//     call (snapshot, forward-only status, V3 titles, the V5 update);
-//   - moduletest: modules run through a real Router, golden cases and
-//     real recordings (it imports the proxy, which rewritetest cannot).
+//     call (snapshot, forward-only status, V3 titles, the V5 update).
 //
-// Here too: StandardMethods (the ACP schema's method names, checked
-// against the embedded schema, internal/acpschema), Module.UnknownMethods (a trigger for
-// methods outside it, rule V7) and RefuseMethod (the C13/V7 answer).
+// Below it, internal/rawjson holds the raw-JSON helpers (lookup, string
+// decode, splice) the wire uses too; above it, proxy/proxytest runs
+// modules through a real Router (golden cases, real recordings, trigger
+// checks). Here too: StandardMethods (the ACP schema's method names,
+// checked against the embedded schema, internal/acpschema),
+// Module.UnknownMethods (a trigger for methods outside it, rule V7) and
+// RefuseMethod (the C13/V7 answer).
 //
 // A Module is a value: a name, a one-line doc, the trigger byte strings that
 // select the frames it wants, the options it reads, the vendor methods it
@@ -20,8 +22,9 @@
 // modules explicitly in one place (cmd/acp-normalize) and checks the list
 // with Validate at start-up; there is no registry. The command builds
 // flags, recorded options and replay settings from the modules' Options
-// (and SharedOptions), and hands the values to New through Configure and
-// Env.Settings. docs/contributing.md is the checklist for a new module.
+// (and SharedOptions); the router hands the values, with the caps of rule
+// P6, to every module's New in its Env. docs/contributing.md is the
+// checklist for a new module.
 //
 // For each connection the proxy calls Module.New once and then hands the
 // Rewriter every frame, in wire order and never concurrently, that contains

@@ -45,6 +45,12 @@ type Module struct {
 	// tools such as the replay timeline can name them without a list of
 	// their own.
 	VendorMethods []string
+	// HandledByClients names clients known to handle some of the
+	// module's VendorMethods themselves (rule P7): for such a client the
+	// module forwards those requests unchanged and sends no answer of
+	// its own; everything else it does still happens. The router tells
+	// the module through Env.Client; --client-handles replaces the table.
+	HandledByClients []ClientMethods
 	// Summarize, when set, describes the params of one of the module's
 	// VendorMethods on one line, for the replay timeline; quote shows a
 	// vendor text (quoted, on one line, shortened).
@@ -63,16 +69,43 @@ func (m *Module) Handles(method string) bool {
 	return false
 }
 
-// Env is what a module's per-connection state gets from the proxy.
+// Env is what a module's per-connection state gets from the proxy: the
+// router builds it from its configuration (the run's settings, the caps of
+// rule P6) for every module alike, so a module declares no configuration
+// of its own beyond its Options.
 type Env struct {
 	// Logger logs with the module's name attached.
 	Logger *slog.Logger
-	// Settings are the option values of the run (see Configure).
+	// Settings are the option values of the run (the router's
+	// RouterConfig.Settings): the shared options and every module's own.
 	Settings Settings
 	// Budget, when set, is the connection's byte budget shared by every
-	// module's tables; a module makes its own (table.DefaultBytes) when
+	// module's tables; a table makes its own (table.DefaultBytes) when
 	// it is nil.
 	Budget *table.Budget
+	// MaxEntries caps the entries of each of the module's tables
+	// (table.DefaultEntries when zero).
+	MaxEntries int
+	// Client is the connection's client (rule P7), the same for every
+	// module; the router fills it in when the client's initialize
+	// request passes. Nil (tests, tools) is a client nothing is known of.
+	Client *Client
+}
+
+// NewTable returns a capped table of the connection (rule P6): cfg with
+// env's logger, byte budget and entry cap filled in where cfg leaves them
+// unset.
+func NewTable[K comparable, V any](env Env, cfg table.Config[K, V]) *table.Table[K, V] {
+	if cfg.Logger == nil {
+		cfg.Logger = env.Logger
+	}
+	if cfg.Budget == nil {
+		cfg.Budget = env.Budget
+	}
+	if cfg.Entries == 0 {
+		cfg.Entries = env.MaxEntries
+	}
+	return table.New(cfg)
 }
 
 // Log returns the module's logger, or one that discards when none is set.
@@ -112,6 +145,7 @@ func Validate(mods []Module) error {
 		if m.New == nil {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
 		}
+		errs = append(errs, validateClients(m)...)
 	}
 	errs = append(errs, validateOptions(mods))
 	return errors.Join(errs...)

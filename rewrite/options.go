@@ -49,15 +49,24 @@ const ForwardUnknownVendorMethods = "forward-unknown-vendor-methods"
 // the initialize result: that vendor's module acts from the start (V1).
 const VendorOption = "vendor"
 
-// SharedOptions are the options every module may read, whatever modules
-// are listed. They come first on the command line and in a capture.
-func SharedOptions() []Option {
+// SharedOptions are the options every module of mods may read, whatever
+// modules are selected. They come first on the command line and in a
+// capture. The --vendor usage names the vendors of mods (VendorNames).
+func SharedOptions(mods []Module) []Option {
 	return []Option{{
 		Name:  ForwardUnknownVendorMethods,
 		Usage: "pass agent methods no client knows (cursor/*, craft/*, ...) to the client instead of answering requests -32601 and dropping notifications",
 	}, {
 		Name:  VendorOption,
-		Usage: "treat the agent as this vendor's (a module name: codex, gemini, qwen, opencode) even when its initialize result does not name it",
+		Usage: "treat the agent as this vendor's (" + strings.Join(VendorNames(mods), ", ") + ") even when its initialize result does not name it",
+		Kind:  StringOption,
+	}, {
+		Name:  ClientHandlesOption,
+		Usage: "the client handles these vendor methods itself (METHOD,...): forward them to it unchanged instead of answering; replaces the table of known clients (none: leave none to the client)",
+		Kind:  StringOption,
+	}, {
+		Name:  ClientTraitsOption,
+		Usage: "the client's traits (" + traitNames() + "), whatever its name; replaces the table of known clients (none: no trait)",
 		Kind:  StringOption,
 	}}
 }
@@ -65,7 +74,7 @@ func SharedOptions() []Option {
 // AllOptions lists the shared options, then each module's, in module
 // order, without duplicates.
 func AllOptions(mods []Module) []Option {
-	all := SharedOptions()
+	all := SharedOptions(mods)
 	for _, m := range mods {
 		for _, o := range m.Options {
 			if !slices.ContainsFunc(all, func(a Option) bool { return a.Name == o.Name }) {
@@ -142,28 +151,12 @@ func ParseRecorded(recorded []string, opts []Option) (s Settings, unknown []stri
 	return s, unknown
 }
 
-// Configure returns copies of mods whose rewriters see s in Env.Settings.
-func Configure(mods []Module, s Settings) []Module {
-	out := make([]Module, len(mods))
-	for i, m := range mods {
-		newRewriter := m.New
-		if newRewriter != nil {
-			m.New = func(env Env) Rewriter {
-				env.Settings = s
-				return newRewriter(env)
-			}
-		}
-		out[i] = m
-	}
-	return out
-}
-
 // validateOptions checks that option names are valid and that no two
 // modules (or a module and the kit) declare the same one.
 func validateOptions(mods []Module) error {
 	var errs []error
 	owner := map[string]string{}
-	for _, o := range SharedOptions() {
+	for _, o := range SharedOptions(nil) {
 		owner[o.Name] = "the kit"
 	}
 	for _, m := range mods {

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"reflect"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 func TestOptions(t *testing.T) {
@@ -15,10 +17,10 @@ func TestOptions(t *testing.T) {
 	for _, o := range all {
 		names = append(names, o.Name)
 	}
-	if want := []string{ForwardUnknownVendorMethods, VendorOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
+	if want := []string{ForwardUnknownVendorMethods, VendorOption, ClientHandlesOption, ClientTraitsOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("AllOptions = %v, want %v", names, want)
 	}
-	if got := all[2].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
+	if got := all[4].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
 		t.Fatalf("EnvVar = %q", got)
 	}
 	tests := []struct {
@@ -52,13 +54,23 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-func TestConfigure(t *testing.T) {
-	var seen Settings
-	m := Module{Name: "a", New: func(env Env) Rewriter { seen = env.Settings; return nil }}
-	mods := Configure([]Module{m}, Settings{"a-switch": "true"})
-	mods[0].New(Env{})
-	if !seen.Bool("a-switch") {
-		t.Fatalf("New saw %v", seen)
+// TestNewTable: a module's table takes the connection's logger, budget
+// and entry cap from its Env (P6), unless the module set its own.
+func TestNewTable(t *testing.T) {
+	budget := table.NewBudget(1 << 20)
+	tb := NewTable(Env{Budget: budget, MaxEntries: 2}, table.Config[int, int]{Name: "t"})
+	for i := range 3 {
+		tb.Put(i, i)
+	}
+	if tb.Len() != 2 {
+		t.Errorf("Len = %d, want the Env's cap 2", tb.Len())
+	}
+	own := NewTable(Env{MaxEntries: 2}, table.Config[int, int]{Name: "t", Entries: 3})
+	for i := range 4 {
+		own.Put(i, i)
+	}
+	if own.Len() != 3 {
+		t.Errorf("Len = %d, want the module's own cap 3", own.Len())
 	}
 }
 

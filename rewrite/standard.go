@@ -32,7 +32,7 @@ func StandardMethods() []string {
 	}
 }
 
-// methodSet is a lookup of StandardMethods; each TriggerIndex and module
+// methodSet is a lookup of StandardMethods; each trigger index and module
 // that needs one builds its own (no package-level state).
 type methodSet map[string]struct{}
 
@@ -67,6 +67,11 @@ func NewMethodFilter() MethodFilter { return MethodFilter{newMethodSet()} }
 // Unknown reports whether method is neither an ACP schema method nor
 // '_'-prefixed: a method that no client is expected to know.
 func (m MethodFilter) Unknown(method string) bool { return m.set.unknown([]byte(method)) }
+
+// UnknownBytes is Unknown for the bytes between a method's quotes as on
+// the wire (the trigger scan's hot path: no string is made). Escaped
+// spellings are never standard: they are unknown, for the module to decode.
+func (m MethodFilter) UnknownBytes(method []byte) bool { return m.set.unknown(method) }
 
 // RefuseMethod is the verdict of rules C13 and V7 for an agent's method
 // that no client knows: the frame never reaches the client, and a request

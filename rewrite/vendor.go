@@ -12,6 +12,18 @@ import (
 // (rule V1).
 const AgentInfoTrigger = `"agentInfo":`
 
+// VendorNames lists, in module order, the modules of mods that --vendor
+// can name: those that wait for their agent's agentInfo.name (V1).
+func VendorNames(mods []Module) []string {
+	var names []string
+	for _, m := range mods {
+		if slices.Contains(m.Triggers, AgentInfoTrigger) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
 // ClosedSession returns the sessionId of a client's session/close: the
 // session whose state a module drops (P6).
 func ClosedSession(f *Frame) (string, bool) {

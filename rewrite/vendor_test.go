@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -56,5 +58,24 @@ func TestClosedSession(t *testing.T) {
 				t.Errorf("ClosedSession = %q, %v; want %q, %v", sid, ok, tt.sid, tt.ok)
 			}
 		})
+	}
+}
+
+// TestVendorNames: --vendor names exactly the modules that wait for their
+// agent's agentInfo.name (V1), and its usage says so from the same list.
+func TestVendorNames(t *testing.T) {
+	noop := func(Env) Rewriter { return nil }
+	mods := []Module{
+		{Name: "a", Triggers: []string{AgentInfoTrigger}, New: noop},
+		{Name: "b", Triggers: []string{`"x"`}, New: noop},
+		{Name: "c", Triggers: []string{`"y"`, AgentInfoTrigger}, New: noop},
+	}
+	if got := VendorNames(mods); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("VendorNames = %v, want [a c]", got)
+	}
+	for _, o := range SharedOptions(mods) {
+		if o.Name == VendorOption && !strings.Contains(o.Usage, "(a, c)") {
+			t.Errorf("--vendor usage %q does not name a and c", o.Usage)
+		}
 	}
 }

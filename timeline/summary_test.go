@@ -30,6 +30,15 @@ func TestSummarize(t *testing.T) {
 		{"claude_child_frame_parent",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t2","title":"Read","_meta":{"acp-normalize":{"parentToolCallId":"t1"}}}}}`,
 			"", `session/update tool_call  t2 "Read" [parent t1]`},
+		{"chunk_parent_normalized",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"v1"},"acp-normalize":{"parentToolCallId":"t1"}}}}}`,
+			"", `session/update agent_message_chunk  "hi" [parent t1]`},
+		{"chunk_parent_in_a_vendor_meta_object",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t1"}}}}}`,
+			"", `session/update agent_message_chunk  "hi" [claudeCode parent t1]`},
+		{"chunk_parent_in_vendor_meta",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hm"},"_meta":{"parentToolCallId":"call_1"}}}}`,
+			"", `session/update agent_thought_chunk  "hm" [_meta parent call_1]`},
 		{"permission_request_options",
 			`{"jsonrpc":"2.0","id":4,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t","title":"rm -rf /"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"},{"optionId":"r","name":"Reject","kind":"reject_once"}]}}`,
 			"", `session/request_permission #4  t "rm -rf /" options: "Allow" (allow_once), "Reject" (reject_once)`},
@@ -58,7 +67,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms := newMethods([]rewrite.Module{cursor.Module(cursor.Options{})})
+			ms := newMethods([]rewrite.Module{cursor.Module()})
 			if tt.request != "" {
 				ms.observe(pipe.Agent, []byte(tt.request))
 			}

@@ -149,7 +149,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err := checkVendor(allModules(), settings); err != nil {
 		return exitUsage, usageError("--vendor: %v", err)
 	}
-	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
+	if err := rewrite.CheckClientSettings(settings); err != nil {
+		return exitUsage, usageError("%v", err)
+	}
+	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
@@ -202,11 +205,12 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	code, err := proxy.Run(proxy.Config{
 		Argv: argv,
 		Router: proxy.RouterConfig{
-			Modules: mods,
-			Logger:  logger,
-			Version: version,
-			NonJSON: nonJSON,
-			Capture: capture,
+			Modules:  mods,
+			Settings: settings,
+			Logger:   logger,
+			Version:  version,
+			NonJSON:  nonJSON,
+			Capture:  capture,
 		},
 		Options:     settings.Recorded(moduleOptions()),
 		RecordRaw:   c.Bool("record-raw"),

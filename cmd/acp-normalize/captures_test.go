@@ -14,9 +14,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -111,7 +111,7 @@ func captureRecords(t *testing.T, path string) []pipe.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return moduletest.ReadRecords(t, data)
+	return proxytest.ReadRecords(t, data)
 }
 
 // vendorMethodPatterns are the methods the modules declare as vendor
@@ -205,7 +205,7 @@ var subagentFieldTypes = map[string]string{
 // if any (M, V2), and records its fields.
 func checkSnapshotFrame(t *testing.T, frame []byte, vendor string, filled map[string]bool) {
 	t.Helper()
-	snapRaw, ok := rawjson.Lookup(moduletest.Described(frame), "_meta", "acp-normalize", "subagent")
+	snapRaw, ok := rawjson.Lookup(proxytest.Described(frame), "_meta", "acp-normalize", "subagent")
 	if !ok {
 		return
 	}
@@ -247,8 +247,8 @@ func othersDoNothing(t *testing.T, recs []pipe.Record, vendor string) {
 		if m.Name == vendor || m.Name == methods.Name {
 			continue
 		}
-		got := moduletest.Format(moduletest.Route(t, recs, nil, m))
-		want := moduletest.Format(moduletest.Route(t, recs, nil, moduletest.Inert(m.Name)))
+		got := proxytest.Format(proxytest.Route(t, recs, nil, m))
+		want := proxytest.Format(proxytest.Route(t, recs, nil, proxytest.Inert(m.Name)))
 		if !bytes.Equal(got, want) {
 			t.Errorf("V1: module %s changed a %s capture:\n%s", m.Name, vendor, rewritetest.LineDiff(want, got))
 		}

@@ -22,8 +22,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -69,7 +69,7 @@ func recordedClientRequests(t *testing.T, path string) [][2]string {
 		t.Fatal(err)
 	}
 	var reqs [][2]string
-	for _, rec := range moduletest.ReadRecords(t, data) {
+	for _, rec := range proxytest.ReadRecords(t, data) {
 		env := pipe.Peek(rec.Frame)
 		if rec.From == pipe.Client && env.Kind == pipe.Request {
 			params, _ := rawjson.Lookup(rec.Frame, "params")
@@ -175,7 +175,7 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 		if tag, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate"); tag == "subagent_update" {
 			native++ // the agent's own standard subagent sessions (V8)
 		}
-		if v, ok := rawjson.LookupString(moduletest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
+		if v, ok := rawjson.LookupString(proxytest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
 			snapshots++
 			if v != vendor {
 				t.Errorf("M: snapshot of vendor %q in a %s recording", v, vendor)

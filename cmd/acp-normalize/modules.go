@@ -22,8 +22,8 @@ import (
 // they see each frame. Each module declares its own options.
 func allModules() []rewrite.Module {
 	return []rewrite.Module{
-		cursor.Module(cursor.Options{}),
-		claude.Module(claude.Config{}),
+		cursor.Module(),
+		claude.Module(),
 		codex.Module(),
 		gemini.Module(),
 		qwen.Module(),
@@ -127,12 +127,7 @@ func checkVendor(all []rewrite.Module, s rewrite.Settings) error {
 	if v == "" {
 		return nil
 	}
-	var names []string
-	for _, m := range all {
-		if slices.Contains(m.Triggers, rewrite.AgentInfoTrigger) {
-			names = append(names, m.Name)
-		}
-	}
+	names := rewrite.VendorNames(all)
 	if slices.Contains(names, v) {
 		return nil
 	}

@@ -78,7 +78,10 @@ func probeAction(c *cli.Context, st streams) error {
 	if err := checkVendor(allModules(), settings); err != nil {
 		return usageError("probe: --vendor: %v", err)
 	}
-	mods, err := selectModules(rewrite.Configure(allModules(), settings), c.String("modules"))
+	if err := rewrite.CheckClientSettings(settings); err != nil {
+		return usageError("probe: %v", err)
+	}
+	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return usageError("probe: --modules: %v", err)
 	}
@@ -150,10 +153,11 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 		code, err := proxy.Run(proxy.Config{
 			Argv: p.argv,
 			Router: proxy.RouterConfig{
-				Modules: p.mods,
-				Logger:  slog.New(nonJSONWatch{notFrames}),
-				Version: version,
-				Capture: capture,
+				Modules:  p.mods,
+				Settings: p.settings,
+				Logger:   slog.New(nonJSONWatch{notFrames}),
+				Version:  version,
+				Capture:  capture,
 			},
 			Options:     p.settings.Recorded(moduleOptions()),
 			KillGrace:   p.grace,

@@ -79,14 +79,14 @@ func replayAction(c *cli.Context, st streams) error {
 	for _, name := range files {
 		capLogger := logger.With("capture", name)
 		n, err := replayFile(name, st, r, out, func(start *proxy.Step) (proxy.RouterConfig, error) {
-			mods, nonJSON, warnings := settings.resolve(start)
+			mods, options, nonJSON, warnings := settings.resolve(start)
 			if len(warnings) > 0 {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
 				for _, w := range warnings {
 					fmt.Fprintf(st.stderr, "%s: %s\n", name, w)
 				}
 			}
-			return proxy.RouterConfig{Modules: mods, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
+			return proxy.RouterConfig{Modules: mods, Settings: options, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
 		})
 		failures += n
 		if err != nil {
@@ -246,6 +246,9 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 	if err := checkVendor(allModules(), rs.options); err != nil {
 		return rs, usageError("--vendor: %v", err)
 	}
+	if err := rewrite.CheckClientSettings(rs.options); err != nil {
+		return rs, usageError("%v", err)
+	}
 	if lc := setIn(c, "modules"); lc != nil {
 		rs.modules = lc.String("modules")
 		if _, err := selectModules(allModules(), rs.modules); err != nil {
@@ -265,11 +268,12 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 	return rs, nil
 }
 
-// resolve chooses one capture's modules and non-JSON policy: a setting
-// given on the command line, else the one recorded in its start event
-// (start may be nil), else the default (all modules, drop, flags off).
-// It returns a warning for each recorded setting this binary lacks.
-func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, proxy.NonJSONPolicy, []string) {
+// resolve chooses one capture's modules, option settings and non-JSON
+// policy: a setting given on the command line, else the one recorded in
+// its start event (start may be nil), else the default (all modules,
+// drop, flags off). It returns a warning for each recorded setting this
+// binary lacks.
+func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, rewrite.Settings, proxy.NonJSONPolicy, []string) {
 	var warnings []string
 	settings := rewrite.Settings{}
 	if start != nil {
@@ -282,7 +286,7 @@ func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, proxy.Non
 	for name, v := range rs.options {
 		settings[name] = v
 	}
-	all := rewrite.Configure(allModules(), settings)
+	all := allModules()
 
 	var mods []rewrite.Module
 	switch {
@@ -318,5 +322,5 @@ func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, proxy.Non
 			nonJSON = p
 		}
 	}
-	return mods, nonJSON, warnings
+	return mods, settings, nonJSON, warnings
 }

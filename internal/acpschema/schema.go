@@ -15,8 +15,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-
-	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // files are the schema files, unmodified (SOURCE.md). An embed.FS is
@@ -28,6 +26,23 @@ var files embed.FS
 // Files returns the embedded schema files: v1/ and v2/, each with
 // schema.json, schema.unstable.json, meta.json and meta.unstable.json.
 func Files() fs.FS { return files }
+
+// Sender is the side that sent a frame, spelled as captures spell it.
+type Sender string
+
+// The two senders.
+const (
+	FromClient Sender = "client"
+	FromAgent  Sender = "agent"
+)
+
+// other is the side that receives what s sends.
+func (s Sender) other() Sender {
+	if s == FromAgent {
+		return FromClient
+	}
+	return FromAgent
+}
 
 // Versions are the protocol versions with a schema here.
 func Versions() []int { return []int{1, 2} }
@@ -244,22 +259,46 @@ func (e *Error) Unwrap() error { return e.err }
 // has: an unstable method, or a session/update whose sessionUpdate kind
 // is unstable (subagent_update, session_message in v1 of the 2.4.0 SDK).
 func (s *Schema) Unstable(frame []byte) bool {
-	env := pipe.Peek(frame)
-	if s.unstableMethods[string(env.Method)] {
-		return true
-	}
-	if !env.MethodIs("session/update") {
-		return false
-	}
-	var u struct {
+	var f struct {
+		Method string `json:"method"`
 		Params struct {
 			Update struct {
 				SessionUpdate string `json:"sessionUpdate"`
 			} `json:"update"`
 		} `json:"params"`
 	}
-	_ = json.Unmarshal(frame, &u)
-	return s.unstableUpdates[u.Params.Update.SessionUpdate]
+	_ = json.Unmarshal(frame, &f)
+	return s.unstableShape(f.Method, f.Params.Update.SessionUpdate)
+}
+
+func (s *Schema) unstableShape(method, update string) bool {
+	return s.unstableMethods[method] || method == "session/update" && s.unstableUpdates[update]
+}
+
+// envelope is what Validate reads of a decoded frame.
+type envelope struct {
+	method       string
+	hasMethod    bool
+	hasID        bool
+	isResponse   bool
+	updateTag    string
+	hasErrorPart bool
+}
+
+func envelopeOf(obj map[string]any) envelope {
+	var e envelope
+	m, ok := obj["method"].(string)
+	e.method, e.hasMethod = m, ok
+	_, e.hasID = obj["id"]
+	_, hasResult := obj["result"]
+	_, e.hasErrorPart = obj["error"]
+	e.isResponse = !e.hasMethod && e.hasID && (hasResult || e.hasErrorPart)
+	if params, ok := obj["params"].(map[string]any); ok {
+		if upd, ok := params["update"].(map[string]any); ok {
+			e.updateTag, _ = upd["sessionUpdate"].(string)
+		}
+	}
+	return e
 }
 
 // Validate checks one frame sent by from. For a response, method is the
@@ -272,7 +311,7 @@ func (s *Schema) Unstable(frame []byte) bool {
 // Session link content blocks ({"type":"session","sessionId":...},
 // standard since 2026-11-20 and newer than these files) are checked by
 // hand and then left out of the schema check.
-func (s *Schema) Validate(from pipe.Side, method string, frame []byte) error {
+func (s *Schema) Validate(from Sender, method string, frame []byte) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(frame))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
@@ -289,44 +328,38 @@ func (s *Schema) Validate(from pipe.Side, method string, frame []byte) error {
 	}
 	doc = withoutSessionLinks(doc)
 	obj = doc.(map[string]any)
-	handler := "agent"
-	if from == pipe.Agent {
-		handler = "client"
-	}
+	handler := string(from.other())
+	env := envelopeOf(obj)
 	f := s.stable
-	if s.Unstable(frame) {
+	if s.unstableShape(env.method, env.updateTag) {
 		f = s.unstable
 	}
-	env := pipe.Peek(frame)
-	switch env.Kind {
-	case pipe.Request, pipe.Notification:
+	switch {
+	case env.hasMethod:
 		kind := "Request"
-		if env.Kind == pipe.Notification {
+		if !env.hasID {
 			kind = "Notification"
 		}
-		m := string(env.Method)
+		m := env.method
 		def, ok := f.defs[handler+" "+m+" "+kind]
 		if !ok {
 			if _, other := f.defs[handler+" "+m+" "+otherKind(kind)]; other {
 				return &Error{Def: m, Violations: []Violation{{Path: "/id", Message: kindMessage(kind)}}, err: errors.New("wrong kind")}
 			}
-			return fmt.Errorf("%s %q (%s -> %s): %w", strings.ToLower(kind), m, from, from.Other(), ErrUnknownMethod)
+			return fmt.Errorf("%s %q (%s -> %s): %w", strings.ToLower(kind), m, from, from.other(), ErrUnknownMethod)
 		}
 		if v := checkID(obj); v != nil {
 			return &Error{Def: "RequestId", Violations: []Violation{*v}, err: errors.New("bad id")}
 		}
 		return s.check(f, def, obj["params"], "/params")
-	case pipe.Response:
+	case env.isResponse:
 		if v := checkID(obj); v != nil {
 			return &Error{Def: "RequestId", Violations: []Violation{*v}, err: errors.New("bad id")}
 		}
 		if e, ok := obj["error"]; ok {
 			return s.check(s.stable, "Error", e, "/error")
 		}
-		responder := "agent"
-		if from == pipe.Client {
-			responder = "client"
-		}
+		responder := string(from)
 		if def, ok := s.responseDef(responder, method); ok {
 			return s.check(f, def.def, obj["result"], "/result")
 		}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // TestFilesUnmodified pins every embedded file to the sha256 that
@@ -59,44 +57,44 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		from     pipe.Side
+		from     Sender
 		method   string // for a response: the request's method
 		frame    string
 		wantPath string // "" = valid; "unknown" = ErrUnknownMethod
 	}{
-		{"tool call update", pipe.Agent, "",
+		{"tool call update", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}}}`, ""},
-		{"out-of-enum status", pipe.Agent, "",
+		{"out-of-enum status", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"launched"}}}`, "/params/update/status"},
-		{"vendor method", pipe.Agent, "",
+		{"vendor method", FromAgent, "",
 			`{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{}}`, "unknown"},
-		{"extension method is unknown too", pipe.Agent, "",
+		{"extension method is unknown too", FromAgent, "",
 			`{"jsonrpc":"2.0","id":0,"method":"_cursor/task","params":{}}`, "unknown"},
-		{"client method sent by the client", pipe.Client, "",
+		{"client method sent by the client", FromClient, "",
 			`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`, "unknown"},
-		{"request without id", pipe.Client, "",
+		{"request without id", FromClient, "",
 			`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/id"},
-		{"float id", pipe.Client, "",
+		{"float id", FromClient, "",
 			`{"jsonrpc":"2.0","id":1.5,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/id"},
-		{"no jsonrpc", pipe.Client, "",
+		{"no jsonrpc", FromClient, "",
 			`{"id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, "/jsonrpc"},
-		{"unstable subagent_update", pipe.Agent, "",
+		{"unstable subagent_update", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","state":{"state":"running"}}}}`, ""},
-		{"bad subagent state", pipe.Agent, "",
+		{"bad subagent state", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","state":"running"}}}`, "/params/update/state"},
-		{"session link", pipe.Agent, "",
+		{"session link", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"session","sessionId":"c"}]}}}`, ""},
-		{"session link without id", pipe.Agent, "",
+		{"session link without id", FromAgent, "",
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"session"}]}}}`, "/params/update/content/0"},
-		{"prompt response", pipe.Agent, "session/prompt",
+		{"prompt response", FromAgent, "session/prompt",
 			`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`, ""},
-		{"bad stop reason", pipe.Agent, "session/prompt",
+		{"bad stop reason", FromAgent, "session/prompt",
 			`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"done"}}`, "/result/stopReason"},
-		{"response of unknown method", pipe.Client, "",
+		{"response of unknown method", FromClient, "",
 			`{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"outcome":{"outcome":"cancelled"}}}`, ""},
-		{"error response", pipe.Agent, "session/prompt",
+		{"error response", FromAgent, "session/prompt",
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`, ""},
-		{"error without message", pipe.Agent, "session/prompt",
+		{"error without message", FromAgent, "session/prompt",
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603}}`, "/error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -194,12 +195,12 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := moduletest.ReadRecords(t, data)
-			all := moduletest.Route(t, recs, nil, claudeModule())
-			plain := moduletest.Route(t, recs, nil, identityModule())
+			recs := proxytest.ReadRecords(t, data)
+			all := proxytest.Route(t, recs, nil, claudeModule())
+			plain := proxytest.Route(t, recs, nil, identityModule())
 			// The frames the module adds are the launch calls' updates of
 			// L6 and L7; every other output matches one without the module.
-			var outs []moduletest.Output
+			var outs []proxytest.Output
 			for _, o := range all {
 				if o.Op == pipe.OpEmit {
 					checkLaunchUpdate(t, rewrite.Output{To: o.To, Frame: o.Frame})
@@ -217,21 +218,21 @@ func TestCaptures(t *testing.T) {
 			if !reflect.DeepEqual(parents, tc.parents) {
 				t.Errorf("frames with parentToolCallId: got %v, want %v", parents, tc.parents)
 			}
-			got := moduletest.Snapshots(t, all)
+			got := proxytest.Snapshots(t, all)
 			if !reflect.DeepEqual(got, tc.snapshots) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(tc.snapshots, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			rewritetest.CheckFile(t, golden, moduletest.Format(all))
+			rewritetest.CheckFile(t, golden, proxytest.Format(all))
 		})
 	}
 }
 
 // checkCaptureOutput checks one output against the same output without the
 // module, and counts parent links by value.
-func checkCaptureOutput(t *testing.T, n int, o, plain moduletest.Output, parents map[string]int) {
+func checkCaptureOutput(t *testing.T, n int, o, plain proxytest.Output, parents map[string]int) {
 	t.Helper()
 	if !json.Valid(o.Frame) {
 		t.Errorf("output %d is not JSON: %s", n, o.Frame)
@@ -245,7 +246,7 @@ func checkCaptureOutput(t *testing.T, n int, o, plain moduletest.Output, parents
 		}
 		return
 	}
-	obj := moduletest.Described(o.Frame)
+	obj := proxytest.Described(o.Frame)
 	path := metaPath(o.Frame)
 	if !bytes.Equal(o.Frame, plain.Frame) {
 		if path == nil {

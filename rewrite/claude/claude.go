@@ -14,28 +14,11 @@ import (
 // advertisement.
 const Name = "claude"
 
-// DefaultMaxCalls is the default cap on launch calls tracked per
-// connection (rule P6).
-const DefaultMaxCalls = table.DefaultEntries
-
-// Config configures the module.
-type Config struct {
-	// MaxCalls caps the launch calls whose state is kept per connection;
-	// the oldest is dropped first. Zero or less means DefaultMaxCalls.
-	MaxCalls int
-	// MaxBytes caps the bytes of that state when the proxy gives the
-	// connection no shared budget; table.DefaultBytes when zero.
-	MaxBytes int64
-}
-
 // AgentName is the agentInfo.name of Claude's ACP adapter.
 const AgentName = "@agentclientprotocol/claude-agent-acp"
 
 // Module returns the claude module.
-func Module(cfg Config) rewrite.Module {
-	if cfg.MaxCalls <= 0 {
-		cfg.MaxCalls = DefaultMaxCalls
-	}
+func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		// It checks no agent name (V1 is for the later vendors): Claude's
@@ -51,13 +34,7 @@ func Module(cfg Config) rewrite.Module {
 		// "handback" is on the usage_update that hands back a background
 		// subagent's report (L7), which carries no claudeCode.
 		Triggers: []string{`"claudeCode"`, `"session/close"`, `"handback"`},
-		New: func(env rewrite.Env) rewrite.Rewriter {
-			budget := env.Budget
-			if budget == nil {
-				budget = table.NewBudget(cfg.MaxBytes)
-			}
-			return newRewriter(env.Logger, cfg.MaxCalls, budget)
-		},
+		New:      func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
 
@@ -68,22 +45,18 @@ type callKey struct {
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
-	calls *table.Table[callKey, *call]
+	log    *slog.Logger
+	calls  *table.Table[callKey, *call]
+	client *rewrite.Client // the connection's client (P7)
 }
 
-func newRewriter(log *slog.Logger, maxCalls int, budget *table.Budget) *rewriter {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &rewriter{log: log, calls: table.New(table.Config[callKey, *call]{
+func newRewriter(env rewrite.Env) *rewriter {
+	env.Logger = env.Log()
+	return &rewriter{log: env.Logger, client: env.Client, calls: rewrite.NewTable(env, table.Config[callKey, *call]{
 		Name:     "launch calls",
-		Entries:  maxCalls,
-		Budget:   budget,
 		Size:     func(_ callKey, c *call) int64 { return c.bytes() },
 		Session:  func(k callKey, _ *call) string { return k.session },
 		Describe: func(k callKey, _ *call) []any { return []any{"sessionId", k.session, "toolCallId", k.toolCallID} },
-		Logger:   log,
 	})}
 }
 

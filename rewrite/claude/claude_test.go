@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 func launchFrame(session, id, tag, rawInput string) []byte {
@@ -37,14 +40,14 @@ func snapshotOf(t *testing.T, frame []byte) map[string]any {
 // TestModule checks the module's declaration: valid for the proxy, and
 // triggers that select Claude's frames but not plain chunks.
 func TestModule(t *testing.T) {
-	m := claude.Module(claude.Config{})
+	m := claude.Module()
 	if err := rewrite.Validate([]rewrite.Module{m}); err != nil {
 		t.Fatal(err)
 	}
 	if m.Name != claude.Name {
 		t.Errorf("name %q", m.Name)
 	}
-	rewritetest.CheckTriggers(t, m, []rewritetest.TriggerCase{
+	proxytest.CheckTriggers(t, m, []proxytest.TriggerCase{
 		{Name: "main agent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, Want: false},
 		{Name: "chunk quoting claudeCode", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, Want: false},
 		{Name: "subagent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, Want: true},
@@ -66,7 +69,7 @@ func TestCap(t *testing.T) {
 	for _, id := range []string{"t3", "t2", "t1"} {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call_update", `{"prompt":"p"}`)})
 	}
-	outs := moduletest.Route(t, recs, slog.New(logs), claude.Module(claude.Config{MaxCalls: 2}))
+	outs := proxytest.RouteConfig(t, recs, proxy.RouterConfig{Modules: []rewrite.Module{claude.Module()}, Logger: slog.New(logs), MaxEntries: 2})
 	if len(outs) != 6 {
 		t.Fatalf("%d outputs", len(outs))
 	}
@@ -103,14 +106,14 @@ func TestCap(t *testing.T) {
 // calls is forgotten, the second is not.
 func TestCapDefault(t *testing.T) {
 	var recs []pipe.Record
-	for i := range claude.DefaultMaxCalls + 1 {
+	for i := range table.DefaultEntries + 1 {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", fmt.Sprint("t", i), "tool_call", `{"description":"d"}`)})
 	}
 	recs = append(recs,
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t1", "tool_call_update", `{}`)},
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t0", "tool_call_update", `{}`)},
 	)
-	outs := moduletest.Route(t, recs, nil, claude.Module(claude.Config{}))
+	outs := proxytest.Route(t, recs, nil, claude.Module())
 	if d := snapshotOf(t, outs[len(outs)-2].Frame)["description"]; d != "d" {
 		t.Errorf("call 1 of 1025 lost its state: description %v", d)
 	}
@@ -124,7 +127,7 @@ func TestCapDefault(t *testing.T) {
 func TestFailOpenLogged(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
-	outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module(claude.Config{}))
+	outs := proxytest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module())
 	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 		t.Fatalf("not forwarded unchanged: %+v", outs)
 	}
@@ -139,7 +142,7 @@ func TestFailOpenLogged(t *testing.T) {
 func BenchmarkSubagentChunk(b *testing.B) {
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"e4e985fb-6247-4e2e-9356-70fcd4544120","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` +
 		strings.Repeat("streamed text ", 20) + `"},"_meta":{"claudeCode":{"parentToolUseId":"toolu_01Fake000004"}},"messageId":"msg_01Fake000008"}}}`)
-	rw := claude.Module(claude.Config{}).New(rewrite.Env{})
+	rw := claude.Module().New(rewrite.Env{})
 	f := rewrite.NewFrame(pipe.Agent, frame, 1)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
@@ -233,7 +236,7 @@ func TestLaunchOrders(t *testing.T) {
 			for _, s := range tc.steps {
 				recs = append(recs, pipe.Record{From: pipe.Agent, Frame: []byte(s.frame)})
 			}
-			outs := moduletest.Route(t, recs, nil, claudeModule())
+			outs := proxytest.Route(t, recs, nil, claudeModule())
 			if len(outs) != len(tc.steps) {
 				t.Fatalf("%d outputs for %d frames", len(outs), len(tc.steps))
 			}
@@ -270,7 +273,7 @@ func TestNoParent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := rewritetest.NewLogRecorder()
 			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
-			outs := moduletest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			outs := proxytest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
 			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 				t.Fatalf("not forwarded unchanged: %+v", outs)
 			}
@@ -291,5 +294,5 @@ func TestNoParent(t *testing.T) {
 func TestLargeLaunchCallMemory(t *testing.T) {
 	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
 	frame := launchFrame("s", "t1", "tool_call", `{"description":"count","subagent_type":"general","prompt":`+string(prompt)+`}`)
-	rewritetest.CheckRewriteCost(t, claudeModule(), frame, 4.5)
+	rewritetest.CheckRewriteCost(t, claudeModule(), nil, frame, 4.5)
 }

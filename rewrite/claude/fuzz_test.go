@@ -3,10 +3,11 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"golang.org/x/tools/txtar"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzRewrite feeds sequences of frames (one per line; a line starting
+// FuzzClaude feeds sequences of frames (one per line; a line starting
 // with "C" is from the client, the rest of it the frame) to one
 // connection's Rewriter, called directly so that a panic is not hidden by
 // the router's recovery. For every frame:
@@ -26,7 +27,7 @@ import (
 //   - a changed frame is valid JSON when the input was, and removing the
 //     "acp-normalize" member of the _meta it describes gives back the
 //     input, up to whitespace next to the removed member (L5).
-func FuzzRewrite(f *testing.F) {
+func FuzzClaude(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
 	}
@@ -95,7 +96,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	var seeds [][]byte
 	add := func(data []byte) {
 		var conn [][]byte
-		for _, rec := range moduletest.ReadRecords(f, data) {
+		for _, rec := range proxytest.ReadRecords(f, data) {
 			if rec.Frame == nil {
 				continue
 			}

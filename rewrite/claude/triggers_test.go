@@ -3,7 +3,7 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 )
 
 // TestTriggers: the frames L6 and L7 need reach the module (a child frame
@@ -11,7 +11,7 @@ import (
 // while message chunks and other usage_updates, even ones that mention the
 // word, do not.
 func TestTriggers(t *testing.T) {
-	x := rewrite.NewTriggerIndex([]rewrite.Module{claudeModule()})
+	m := claudeModule()
 	tests := []struct {
 		name, frame string
 		want        bool
@@ -24,7 +24,7 @@ func TestTriggers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := x.Match([]byte(tt.frame)) != 0; got != tt.want {
+			if got := proxytest.Triggered(m, []byte(tt.frame)); got != tt.want {
 				t.Fatalf("triggers the module: %v, want %v", got, tt.want)
 			}
 		})

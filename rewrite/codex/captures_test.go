@@ -12,7 +12,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -85,7 +86,7 @@ var captureCases = []captureCase{
 //   - V5: the module adds only launch-call updates, as many as expected;
 //   - P3: every frame the module writes matches the ACP schema.
 func TestCaptures(t *testing.T) {
-	files := moduletest.Captures(t, capturesDir, "codex", false)
+	files := proxytest.Captures(t, capturesDir, "codex", false)
 	var covered []string
 	for _, tc := range captureCases {
 		covered = append(covered, tc.file)
@@ -103,11 +104,11 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := moduletest.ReadRecords(t, data)
-			outs := moduletest.Route(t, recs, nil, module(t))
-			plain := moduletest.Route(t, recs, nil, moduletest.Inert(module(t).Name))
+			recs := proxytest.ReadRecords(t, data)
+			outs := proxytest.Route(t, recs, nil, codex.Module())
+			plain := proxytest.Route(t, recs, nil, proxytest.Inert(codex.Module().Name))
 			emitted := 0
-			var kept []moduletest.Output
+			var kept []proxytest.Output
 			for i, o := range outs {
 				if o.Op == pipe.OpEmit {
 					emitted++
@@ -148,12 +149,12 @@ func TestCaptures(t *testing.T) {
 				}
 				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
-			if got := moduletest.Snapshots(t, outs); !reflect.DeepEqual(got, tc.snapshots) {
+			if got := proxytest.Snapshots(t, outs); !reflect.DeepEqual(got, tc.snapshots) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(tc.snapshots, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
-			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", moduletest.Format(outs))
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", proxytest.Format(outs))
 		})
 	}
 }
@@ -168,5 +169,5 @@ func isLaunchFrame(frame []byte) bool {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	moduletest.NothingOnOthers(t, capturesDir, module(t))
+	proxytest.NothingOnOthers(t, capturesDir, codex.Module())
 }

@@ -3,7 +3,8 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 )
 
 // FuzzCodex feeds arbitrary agent frames to the codex module on a Codex
@@ -26,6 +27,6 @@ func FuzzCodex(f *testing.F) {
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp"},"agentCapabilities":{}}}`)
 	wait := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed","rawInput":{"receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"completed","message":"m"}}}}}}`)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		moduletest.CheckAgentFrames(t, module(t), result, frame, wait, frame)
+		proxytest.CheckAgentFrames(t, codex.Module(), result, frame, wait, frame)
 	})
 }

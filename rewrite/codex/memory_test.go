@@ -3,6 +3,8 @@ package codex_test
 import (
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -13,5 +15,5 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c1","kind":"other","title":"spawnAgent","status":"in_progress","rawInput":{"prompt":` +
 		string(prompt) + `,"senderThreadId":"S","receiverThreadIds":[],"agentsStates":{},"model":"","reasoningEffort":"medium"}}}}`)
-	rewritetest.CheckRewriteCost(t, module(t, "vendor=codex"), frame, 4.5)
+	rewritetest.CheckRewriteCost(t, codex.Module(), rewrite.Settings{rewrite.VendorOption: codex.Name}, frame, 4.5)
 }

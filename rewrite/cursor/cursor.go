@@ -13,13 +13,10 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
-// DefaultCap is the default bound of each per-connection table (rule P6).
-const DefaultCap = table.DefaultEntries
-
-// Options configure the module. The command-line options
-// (--forward-unknown-vendor-methods, --cursor-native-subagents) reach it
-// through rewrite.Env.Settings; a field set here is on whatever they say.
-type Options struct {
+// options are the module's settings for one connection, read from
+// rewrite.Env.Settings (--forward-unknown-vendor-methods,
+// --cursor-native-subagents).
+type options struct {
 	// ForwardUnknownVendorMethods passes unknown cursor/* methods through
 	// to the client instead of answering them with -32601 (rule C13).
 	ForwardUnknownVendorMethods bool
@@ -27,24 +24,17 @@ type Options struct {
 	// translates them into standard subagent sessions (rule S2). It only
 	// takes effect for a client that declared clientCapabilities.subagents.
 	NativeSubagents bool
-	// Cap bounds each per-connection table; DefaultCap when zero.
-	Cap int
-	// MaxBytes caps the bytes the tables hold when the proxy gives the
-	// connection no shared budget; table.DefaultBytes when zero.
-	MaxBytes int64
 }
 
 // Name is the module's name.
 const Name = "cursor"
 
-// NativeSubagentsOption is the module's option behind Options.NativeSubagents.
+// NativeSubagentsOption is the module's option that turns Cursor's own
+// child sessions on (rule S2).
 const NativeSubagentsOption = "cursor-native-subagents"
 
-// Module returns the cursor module with opts.
-func Module(opts Options) rewrite.Module {
-	if opts.Cap <= 0 {
-		opts.Cap = DefaultCap
-	}
+// Module returns the cursor module.
+func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
 		Doc:  "Cursor: answer cursor/* requests, turn them into standard ACP, tag subagent tool calls (C1-C14, M, S)",
@@ -75,20 +65,20 @@ func Module(opts Options) rewrite.Module {
 			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
 		}},
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
-		Summarize:     summarize,
-		New: func(env rewrite.Env) rewrite.Rewriter {
-			o := opts
-			o.ForwardUnknownVendorMethods = o.ForwardUnknownVendorMethods || env.Settings.Bool(rewrite.ForwardUnknownVendorMethods)
-			o.NativeSubagents = o.NativeSubagents || env.Settings.Bool(NativeSubagentsOption)
-			return newRewriter(env, o)
-		},
+		// P7: Kandev's adapter answers cursor/task and shows the
+		// subagent's model and agentId from it; through the proxy it
+		// keeps doing so.
+		HandledByClients: []rewrite.ClientMethods{{Client: "kandev-agentctl", Methods: []string{"cursor/task"}}},
+		Summarize:        summarize,
+		New:              func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log  *slog.Logger
-	opts Options
+	log    *slog.Logger
+	opts   options
+	client *rewrite.Client // the connection's client (P7)
 
 	elicitForm bool // client declared clientCapabilities.elicitation.form
 	subagents  bool // client declared clientCapabilities.subagents
@@ -119,27 +109,24 @@ func (r *rewriter) oddity(rule, msg string, args ...any) {
 	r.log.Log(context.Background(), level, msg, append([]any{"rule", rule}, args...)...)
 }
 
-func newRewriter(env rewrite.Env, opts Options) *rewriter {
-	lg := env.Logger
-	if lg == nil {
-		lg = slog.New(slog.DiscardHandler)
+func newRewriter(env rewrite.Env) *rewriter {
+	env.Logger = env.Log()
+	opts := options{
+		ForwardUnknownVendorMethods: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
+		NativeSubagents:             env.Settings.Bool(NativeSubagentsOption),
 	}
-	budget := env.Budget
-	if budget == nil {
-		budget = table.NewBudget(opts.MaxBytes)
-	}
-	n := opts.Cap
 	keyLen := func(k string) int64 { return int64(len(k)) }
 	return &rewriter{
-		log:  lg,
-		opts: opts,
-		calls: table.New(table.Config[string, *call]{Name: "tool calls", Entries: n, Budget: budget, Logger: lg,
+		log:    env.Logger,
+		opts:   opts,
+		client: env.Client,
+		calls: rewrite.NewTable(env, table.Config[string, *call]{Name: "tool calls",
 			Size:     func(k string, c *call) int64 { return keyLen(k) + c.bytes() },
 			Describe: func(k string, c *call) []any { return []any{"toolCallId", k, "session", c.session} }}),
-		early: table.New(table.Config[string, *early]{Name: "cursor/task before its tool call", Entries: n, Budget: budget, Logger: lg,
+		early: rewrite.NewTable(env, table.Config[string, *early]{Name: "cursor/task before its tool call",
 			Size:     func(k string, e *early) int64 { return keyLen(k) + e.bytes() },
 			Describe: func(k string, _ *early) []any { return []any{"toolCallId", k} }}),
-		todos: table.New(table.Config[string, [][]byte]{Name: "todo lists", Entries: n, Budget: budget, Logger: lg,
+		todos: rewrite.NewTable(env, table.Config[string, [][]byte]{Name: "todo lists",
 			Size: func(k string, list [][]byte) int64 {
 				size := keyLen(k)
 				for _, t := range list {
@@ -148,16 +135,16 @@ func newRewriter(env rewrite.Env, opts Options) *rewriter {
 				return size
 			},
 			Describe: func(k string, _ [][]byte) []any { return []any{"session", k} }}),
-		prompts: table.New(table.Config[string, string]{Name: "prompts in flight", Entries: n, Budget: budget, Logger: lg,
+		prompts: rewrite.NewTable(env, table.Config[string, string]{Name: "prompts in flight",
 			Size: func(k, sid string) int64 { return keyLen(k) + keyLen(sid) }}),
-		open: table.New(table.Config[*pending, struct{}]{Name: "open proxy requests", Entries: n, Budget: budget, Logger: lg,
+		open: rewrite.NewTable(env, table.Config[*pending, struct{}]{Name: "open proxy requests",
 			Size:     func(p *pending, _ struct{}) int64 { return p.bytes() },
 			Describe: func(p *pending, _ struct{}) []any { return []any{"session", p.session} }}),
-		launch: table.New(table.Config[string, int]{Name: "subagent launches", Entries: n, Budget: budget, Logger: lg,
+		launch: rewrite.NewTable(env, table.Config[string, int]{Name: "subagent launches",
 			Size: func(k string, _ int) int64 { return keyLen(k) }}),
-		drafts: table.New(table.Config[string, string]{Name: "draft child sessions", Entries: n, Budget: budget, Logger: lg,
+		drafts: rewrite.NewTable(env, table.Config[string, string]{Name: "draft child sessions",
 			Size: func(k, parent string) int64 { return keyLen(k) + keyLen(parent) }}),
-		warned: table.New(table.Config[string, struct{}]{Name: "methods warned about", Entries: n, Budget: budget, Logger: lg,
+		warned: rewrite.NewTable(env, table.Config[string, struct{}]{Name: "methods warned about",
 			Size: func(k string, _ struct{}) int64 { return keyLen(k) }}),
 	}
 }
@@ -219,6 +206,9 @@ func isVendorMethod(m string) bool {
 // (which only a bug can make happen): the failure is logged and the
 // frame stays dropped, with whatever answer was already made.
 func (r *rewriter) vendorMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	if r.client.Handles(m) {
+		return r.leftToClient(f, m)
+	}
 	v, err := r.dispatchVendor(f, m)
 	if err != nil && v.Drop {
 		r.log.Warn("Cursor method handled only in part", "method", m, "id", string(f.ID()), "err", err)
@@ -243,12 +233,48 @@ func (r *rewriter) dispatchVendor(f *rewrite.Frame, m string) (rewrite.Verdict, 
 	return r.unknownMethod(f, m)
 }
 
+// leftToClient handles a vendor method the client handles itself (rule
+// P7): the frame goes to the client unchanged and its answer to Cursor;
+// what the method says still goes into the module's state (the
+// snapshot, the todo list), and the standard frames the rules add for
+// it still follow it, except those that would ask the client for an
+// answer (C9, C10: the client answers the method itself) and, for
+// cursor/task, the title, name and content of C3's update (the client
+// shows the task its own way: it sees the stream it would see without
+// the proxy, with the snapshot).
+func (r *rewriter) leftToClient(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	var err error
+	switch strings.TrimPrefix(m, "_") {
+	case "cursor/task":
+		v, err = r.task(f)
+	case "cursor/update_todos", "cursor/create_plan":
+		// The plan update (C8, C9) is standard; the proxy's answer and
+		// C9's permission request are not sent.
+		v, err = r.dispatchVendor(f, m)
+	}
+	out := v.Out[:0]
+	for _, o := range v.Out {
+		if o.To == pipe.Client && o.Request == nil {
+			out = append(out, o)
+		}
+	}
+	v.Out = out
+	v.Frame, v.Drop = nil, false
+	if err != nil {
+		r.log.Warn("Cursor method left to the client handled only in part", "rule", "P7", "method", m, "err", err)
+	}
+	return v, nil
+}
+
 // unknownMethod applies rule C13.
 func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	if r.opts.ForwardUnknownVendorMethods {
 		return v, nil
 	}
+	// P7: a method the client handles never gets here (vendorMethod
+	// forwards it first).
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
 		// Info: handled (cursor/report_usage is in every session), nothing

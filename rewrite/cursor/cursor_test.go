@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"fmt"
+
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
@@ -18,7 +20,7 @@ import (
 // high-volume frames never reach the module, while every frame a rule
 // needs does.
 func TestTriggers(t *testing.T) {
-	m := cursor.Module(cursor.Options{})
+	m := cursor.Module()
 	if err := rewrite.Validate([]rewrite.Module{m}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestTriggers(t *testing.T) {
 		if !json.Valid([]byte(frame)) {
 			t.Errorf("%s: test frame is not JSON: %s", name, frame)
 		}
-		if rewritetest.Triggered(m, []byte(frame)) {
+		if proxytest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s reaches the module: %s", name, frame)
 		}
 	}
@@ -62,7 +64,7 @@ func TestTriggers(t *testing.T) {
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}
 	for name, frame := range claimed {
-		if !rewritetest.Triggered(m, []byte(frame)) {
+		if !proxytest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s does not reach the module: %s", name, frame)
 		}
 	}
@@ -73,7 +75,7 @@ func TestTriggers(t *testing.T) {
 // for the user to do, so nothing at the default level), later ones not.
 func TestUnknownMethodLoggedOnce(t *testing.T) {
 	rec := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func toBytes(ss []string) [][]byte {
 // BenchmarkChunk measures the hot path: a message chunk through a Router
 // with the cursor module (it never reaches the module).
 func BenchmarkChunk(b *testing.B) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func BenchmarkChunk(b *testing.B) {
 
 // BenchmarkTaskCall measures a subagent tool call frame being enriched.
 func BenchmarkTaskCall(b *testing.B) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func BenchmarkTaskCall(b *testing.B) {
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 	rec := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, Logger: rec.Logger()})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	prompt := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
 	frame := append(append([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Task","kind":"other","status":"pending","rawInput":{"_toolName":"task","description":"count","prompt":`),
 		prompt...), `}}}}`...)
-	rewritetest.CheckRewriteCost(t, cursor.Module(cursor.Options{}), frame, 6.5)
+	rewritetest.CheckRewriteCost(t, cursor.Module(), nil, frame, 6.5)
 }
 
 // TestHeldBytesCapped pins P6 in bytes (issue 8 item 8): held cursor/task
@@ -204,7 +206,7 @@ func TestHeldBytesCapped(t *testing.T) {
 	}
 	prompt := string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))
 	budget := int64(3*size + 32<<10) // three prompts and change
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module(cursor.Options{})}, MaxHeldBytes: budget})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, MaxHeldBytes: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -49,7 +50,7 @@ var captureCases = map[string]map[string]map[string]any{
 //     each call's last snapshot is the expected one; nothing is added;
 //   - P3: every frame the module changes matches the ACP schema.
 func TestCaptures(t *testing.T) {
-	files := moduletest.Captures(t, capturesDir, "gemini", false)
+	files := proxytest.Captures(t, capturesDir, "gemini", false)
 	if len(files) != len(captureCases) {
 		t.Errorf("%d captures, %d cases: every capture needs a case", len(files), len(captureCases))
 	}
@@ -65,9 +66,9 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs := moduletest.ReadRecords(t, data)
-			outs := moduletest.Route(t, recs, nil, module(t))
-			plain := moduletest.Route(t, recs, nil, moduletest.Inert(module(t).Name))
+			recs := proxytest.ReadRecords(t, data)
+			outs := proxytest.Route(t, recs, nil, gemini.Module())
+			plain := proxytest.Route(t, recs, nil, proxytest.Inert(gemini.Module().Name))
 			if len(outs) != len(plain) {
 				t.Fatalf("%d outputs with the module, %d without: it must never add or drop frames", len(outs), len(plain))
 			}
@@ -88,12 +89,12 @@ func TestCaptures(t *testing.T) {
 				}
 				schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
 			}
-			if got := moduletest.Snapshots(t, outs); !reflect.DeepEqual(got, want) {
+			if got := proxytest.Snapshots(t, outs); !reflect.DeepEqual(got, want) {
 				g, _ := json.MarshalIndent(got, "", "  ")
 				w, _ := json.MarshalIndent(want, "", "  ")
 				t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 			}
-			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", moduletest.Format(outs))
+			rewritetest.CheckFile(t, strings.TrimSuffix(path, ".jsonl")+".replay.jsonl", proxytest.Format(outs))
 		})
 	}
 }
@@ -101,5 +102,5 @@ func TestCaptures(t *testing.T) {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	moduletest.NothingOnOthers(t, capturesDir, module(t))
+	proxytest.NothingOnOthers(t, capturesDir, gemini.Module())
 }

@@ -3,7 +3,8 @@ package gemini_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 )
 
 // FuzzGemini feeds arbitrary agent frames to the gemini module on a
@@ -25,6 +26,6 @@ func FuzzGemini(f *testing.F) {
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"gemini-cli"},"agentCapabilities":{}}}`)
 	next := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"completed"}}}`)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		moduletest.CheckAgentFrames(t, module(t), result, frame, next, frame)
+		proxytest.CheckAgentFrames(t, gemini.Module(), result, frame, next, frame)
 	})
 }

@@ -3,6 +3,8 @@ package gemini_test
 import (
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -14,5 +16,5 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	text := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__invoke_agent_1_0","status":"completed","title":"Delegating to agent 'generalist'","content":[{"type":"content","content":{"type":"text","text":` +
 		string(text) + `}}],"kind":"think"}}}`)
-	rewritetest.CheckRewriteCost(t, module(t, "vendor=gemini"), frame, 4.5)
+	rewritetest.CheckRewriteCost(t, gemini.Module(), rewrite.Settings{rewrite.VendorOption: gemini.Name}, frame, 4.5)
 }

@@ -11,10 +11,8 @@ import (
 // session), named name in its log lines; size counts the bytes a value
 // holds besides its key.
 func NewTable[V any](env rewrite.Env, name string, size func(V) int64) *table.Table[Key, V] {
-	return table.New(table.Config[Key, V]{
+	return rewrite.NewTable(env, table.Config[Key, V]{
 		Name:     name,
-		Budget:   env.Budget,
-		Logger:   env.Logger,
 		Size:     func(k Key, v V) int64 { return int64(len(k.Session)+len(k.ToolCallID)) + size(v) },
 		Session:  func(k Key, _ V) string { return k.Session },
 		Describe: func(k Key, _ V) []any { return []any{"sessionId", k.Session, "toolCallId", k.ToolCallID} },

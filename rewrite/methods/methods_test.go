@@ -7,23 +7,17 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
-// TestGolden runs testdata/golden/*.txtar (moduletest.RunGolden) through
-// the methods module; a case whose name ends in "_forward" runs with
-// --forward-unknown-vendor-methods.
+// TestGolden runs testdata/golden/*.txtar (proxytest.RunGolden) through
+// the methods module, with the settings of each case's "options:" line
+// (--forward-unknown-vendor-methods).
 func TestGolden(t *testing.T) {
-	moduletest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{methods.Module()}
-		if moduletest.HasSuffix(name, "_forward") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.ForwardUnknownVendorMethods: "true"})
-		}
-		return mods
-	})
+	proxytest.Golden(t, methods.Module())
 }
 
 // TestLoggedOnceAtInfo pins V7's logging: the first frame of each unknown
@@ -62,10 +56,10 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// FuzzRewrite: whatever an agent sends, no non-standard, non-'_' method
+// FuzzMethods: whatever an agent sends, no non-standard, non-'_' method
 // reaches the client (V7, P3), an unknown request is answered once with
 // its own id, and any other frame passes byte for byte (P1).
-func FuzzRewrite(f *testing.F) {
+func FuzzMethods(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"rawInput":{"method":"GET"}}}`,

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 )
 
@@ -21,32 +21,32 @@ const (
 // captureCases are the hand-checked results of each recording: the last
 // snapshot of its task call, which is every field OpenCode's data holds
 // (V2). OpenCode forwards no child frames, so nothing is linked (V4).
-var captureCases = map[string]moduletest.CaptureWant{
+var captureCases = map[string]proxytest.CaptureWant{
 	"foreground.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
 		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
 		"subagentType": "general", "status": "completed", "resultText": firstLine,
-		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
 	}}},
 	"subagents.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
 		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
 		"subagentType": "general", "status": "completed", "resultText": firstLine,
-		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
 	}}},
 	"background.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
 		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
-		"subagentType": "general", "background": true, "status": "launched", "agentId": moduletest.Any,
-		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+		"subagentType": "general", "background": true, "status": "launched", "agentId": proxytest.Any,
+		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
 	}}},
 	"permission.jsonl": {Snapshots: map[string]map[string]any{"*/call_fake_000002": {
 		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": shellPrompt,
 		"subagentType": "general", "status": "failed",
-		"resolvedModel": "fake/fake-model", "childSessionId": moduletest.Any,
+		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
 	}}},
 }
 
 // TestCaptures replays every real recording through the opencode module
-// (moduletest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2, V3, V5) and fails on a recording
+// (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2, V3, V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	moduletest.CheckCaptures(t, capturesDir, opencode.Module(), captureCases)
+	proxytest.CheckCaptures(t, capturesDir, opencode.Module(), captureCases)
 }

@@ -3,20 +3,16 @@ package opencode_test
 import (
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 )
 
-// TestGolden runs testdata/golden/*.txtar (see moduletest.RunGolden)
+// TestGolden runs testdata/golden/*.txtar (see proxytest.RunGolden)
 // through the opencode module. A case whose name ends in "_vendor_flag"
 // runs with --vendor opencode.
 func TestGolden(t *testing.T) {
-	moduletest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{opencode.Module()}
-		if moduletest.HasSuffix(name, "_vendor_flag") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.VendorOption: opencode.Name})
-		}
-		return mods
+	proxytest.RunGolden(t, func(string) []rewrite.Module {
+		return []rewrite.Module{opencode.Module()}
 	})
 }

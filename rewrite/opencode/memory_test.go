@@ -3,7 +3,7 @@ package opencode_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
@@ -17,7 +17,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	}
 	size := rewritetest.LargePromptSize()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"count","rawInput":{"description":"count","subagent_type":"general","prompt":` + string(rewritetest.JSONText(rewritetest.LaunchPrompt(size))) + `}}}}`)
-	moduletest.CheckRouteCost(t, opencode.Module(), [][]byte{
+	proxytest.CheckRouteCost(t, opencode.Module(), [][]byte{
 		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"OpenCode"}}}`),
 		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"task","rawInput":{}}}}`),
 	}, frame, 4.5)

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
@@ -21,12 +21,12 @@ const (
 // captureCases are the hand-checked results of each recording: the
 // last snapshot of its launch call, which is every field Qwen's data
 // holds (V2), and the frames linked to it (V4).
-var captureCases = map[string]moduletest.CaptureWant{
+var captureCases = map[string]proxytest.CaptureWant{
 	"foreground.jsonl": {
 		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
+			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
 		}},
 		// two usage chunks, the read_file call and its update, the answer chunk
 		Parents: map[string]int{"call_fake_000001": 5},
@@ -35,7 +35,7 @@ var captureCases = map[string]moduletest.CaptureWant{
 		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
+			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
 		}},
 		Parents: map[string]int{"call_fake_000001": 5},
 	},
@@ -51,7 +51,7 @@ var captureCases = map[string]moduletest.CaptureWant{
 		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": shellPrompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": moduletest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
+			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
 		}},
 		// the shell call, its permission request and updates, the read_file
 		// call and its update, chunks
@@ -60,8 +60,8 @@ var captureCases = map[string]moduletest.CaptureWant{
 }
 
 // TestCaptures replays every real recording through the qwen module
-// (moduletest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
+// (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	moduletest.CheckCaptures(t, capturesDir, qwen.Module(), captureCases)
+	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), captureCases)
 }

@@ -3,21 +3,17 @@ package qwen_test
 import (
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
-// TestGolden runs testdata/golden/*.txtar (see moduletest.RunGolden)
+// TestGolden runs testdata/golden/*.txtar (see proxytest.RunGolden)
 // through the qwen module and the methods module, as the proxy lists them.
-// A case whose name ends in "_vendor_flag" runs with --vendor qwen.
+// A case runs with the settings of its "options:" line (--vendor qwen).
 func TestGolden(t *testing.T) {
-	moduletest.RunGolden(t, func(name string) []rewrite.Module {
-		mods := []rewrite.Module{qwen.Module(), methods.Module()}
-		if moduletest.HasSuffix(name, "_vendor_flag") {
-			mods = rewrite.Configure(mods, rewrite.Settings{rewrite.VendorOption: qwen.Name})
-		}
-		return mods
+	proxytest.RunGolden(t, func(string) []rewrite.Module {
+		return []rewrite.Module{qwen.Module(), methods.Module()}
 	})
 }

@@ -3,7 +3,7 @@ package qwen_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/rewrite/moduletest"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
@@ -17,7 +17,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	}
 	size := rewritetest.LargePromptSize()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"Agent: count","rawInput":{"description":"count","subagent_type":"general","prompt":` + string(rewritetest.JSONText(rewritetest.LaunchPrompt(size))) + `},"_meta":{"toolName":"agent"}}}}`)
-	moduletest.CheckRouteCost(t, qwen.Module(), [][]byte{
+	proxytest.CheckRouteCost(t, qwen.Module(), [][]byte{
 		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`),
 		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`),
 	}, frame, 4.5)

@@ -40,7 +40,7 @@ func Module() rewrite.Module {
 			return &rewriter{
 				id:    rewrite.NewIdentity(env, Name, agentNames()...),
 				calls: launch.NewCalls(env),
-				children: table.New(table.Config[launch.Key, []byte]{Name: "child tool calls", Budget: env.Budget, Logger: env.Logger,
+				children: rewrite.NewTable(env, table.Config[launch.Key, []byte]{Name: "child tool calls",
 					Size:    func(k launch.Key, p []byte) int64 { return int64(len(k.Session) + len(k.ToolCallID) + len(p)) },
 					Session: func(k launch.Key, _ []byte) string { return k.Session }}),
 			}

@@ -49,12 +49,12 @@ func JSONText(s string) []byte {
 }
 
 // CheckRewriteCost rewrites one agent frame with a fresh connection of
-// mod and fails the test when the rewrite allocated more than maxFactor
+// mod (with settings) and fails the test when the rewrite allocated more than maxFactor
 // times the frame (issue 8: a frame costs a small constant times its
 // size). It returns the rewritten frame.
-func CheckRewriteCost(t *testing.T, mod rewrite.Module, frame []byte, maxFactor float64) []byte {
+func CheckRewriteCost(t *testing.T, mod rewrite.Module, settings rewrite.Settings, frame []byte, maxFactor float64) []byte {
 	t.Helper()
-	rw := mod.New(rewrite.Env{})
+	rw := mod.New(rewrite.Env{Settings: settings})
 	var v rewrite.Verdict
 	var err error
 	alloc := AllocatedBy(func() { v, err = rw.Rewrite(rewrite.NewFrame(pipe.Agent, frame, 1)) })

@@ -2,7 +2,6 @@ package rewritetest
 
 import (
 	"bytes"
-	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -93,29 +92,4 @@ func (testRewriter) Close(unanswered []any) rewrite.Verdict {
 		}
 	}
 	return v
-}
-
-// TriggerCase is a frame and whether it must reach a module.
-type TriggerCase struct {
-	Name, Frame string
-	Want        bool
-}
-
-// CheckTriggers checks, case by case, that a frame reaches m exactly when
-// the case wants it to (P1 hot path: a frame no trigger matches is never
-// decoded).
-func CheckTriggers(t *testing.T, m rewrite.Module, cases []TriggerCase) {
-	for _, tc := range cases {
-		t.Run(tc.Name, func(t *testing.T) {
-			if got := Triggered(m, []byte(tc.Frame)); got != tc.Want {
-				t.Errorf("triggered %v, want %v", got, tc.Want)
-			}
-		})
-	}
-}
-
-// Triggered reports whether frame reaches m: whether the proxy's trigger
-// index matches one of m's triggers in it.
-func Triggered(m rewrite.Module, frame []byte) bool {
-	return rewrite.NewTriggerIndex([]rewrite.Module{m}).Match(frame) != 0
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
-	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // Schema checks frames a module writes to the client against the official
@@ -58,5 +57,5 @@ func (s *Schema) CheckOutput(t testing.TB, op string, in, out []byte) {
 
 // Validate checks one client-bound frame.
 func (s *Schema) Validate(frame []byte) error {
-	return s.s.Validate(pipe.Agent, "", frame)
+	return s.s.Validate(acpschema.FromAgent, "", frame)
 }

@@ -1,0 +1,260 @@
+package proxytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// CaptureWant is what a vendor module must make of one real capture.
+type CaptureWant struct {
+	// Snapshots is the last snapshot of each launch call, by
+	// "sessionId/toolCallId" (rules M, V2). Re-recording changes session
+	// ids, timings and child ids: a key "*/toolCallId" matches any
+	// session, and a value Any any value of a field that is present.
+	Snapshots map[string]map[string]any
+	// Parents counts the frames that carry each parentToolCallId (V4).
+	Parents map[string]int
+	// Emits is the number of frames the module adds (V5).
+	Emits int
+}
+
+// CheckCapture replays the capture at path through mod alone and
+// checks it against want and against a run without modules: the module
+// never drops or reorders a frame; a frame it leaves alone is
+// byte-identical (P1); a frame it changes differs only by the
+// _meta["acp-normalize"] member of the object it describes and, where
+// rule V3 applies, that object's title (M, V3). It returns the outputs.
+func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWant) []Output {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := ReadRecords(t, data)
+	outs := Route(t, recs, nil, mod)
+	plain := Route(t, recs, nil, Inert(mod.Name))
+	var kept []Output
+	emits := 0
+	for _, o := range outs {
+		if o.Op == pipe.OpEmit {
+			emits++
+			continue
+		}
+		kept = append(kept, o)
+	}
+	if emits != want.Emits {
+		t.Errorf("%d frames emitted, want %d", emits, want.Emits)
+	}
+	if len(kept) != len(plain) {
+		t.Fatalf("%d frames with the module, %d without: the module must never drop or add a frame in place", len(kept), len(plain))
+	}
+	parents := map[string]int{}
+	for i, o := range kept {
+		p := plain[i]
+		if o.To != p.To || o.In.Seq != p.In.Seq {
+			t.Fatalf("output %d goes elsewhere with the module", i+1)
+		}
+		if bytes.Equal(o.Frame, p.Frame) {
+			if o.Op != "" && o.Op != p.Op {
+				t.Errorf("output %d: unchanged frame marked %q", i+1, o.Op)
+			}
+			continue
+		}
+		if !json.Valid(o.Frame) {
+			t.Errorf("output %d is not JSON: %s", i+1, o.Frame)
+			continue
+		}
+		if back := undo(t, o.Frame, p.Frame); !bytes.Equal(back, p.Frame) {
+			t.Errorf("output %d differs by more than _meta[\"acp-normalize\"] and the title:\n%s\n%s", i+1, p.Frame, o.Frame)
+		}
+		if v, ok := rawjson.Lookup(Described(o.Frame), "_meta", "acp-normalize", "parentToolCallId"); ok {
+			var s string
+			_ = json.Unmarshal(v, &s)
+			parents[s]++
+		}
+	}
+	if want.Parents == nil {
+		want.Parents = map[string]int{}
+	}
+	if !reflect.DeepEqual(parents, want.Parents) {
+		t.Errorf("frames with parentToolCallId: got %v, want %v", parents, want.Parents)
+	}
+	if want.Snapshots == nil {
+		want.Snapshots = map[string]map[string]any{}
+	}
+	if got := wildcards(Snapshots(t, outs), want.Snapshots); !reflect.DeepEqual(got, want.Snapshots) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want.Snapshots, "", "  ")
+		t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
+	}
+	return outs
+}
+
+// undo removes from frame what a module may add to the object it
+// describes: the "acp-normalize" member of its _meta (and a _meta left
+// empty), and a changed title, which gets the plain frame's back.
+func undo(t *testing.T, frame, plain []byte) []byte {
+	t.Helper()
+	var path []string
+	switch env := pipe.Peek(frame); {
+	case env.MethodIs("session/update"):
+		path = []string{"params", "update"}
+	case env.MethodIs("session/request_permission"):
+		path = []string{"params", "toolCall"}
+	default:
+		return frame
+	}
+	out, err := rawjson.Delete(frame, append(path, "_meta", "acp-normalize")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := rawjson.Lookup(out, append(path, "_meta")...); ok && string(m) == "{}" {
+		if _, had := rawjson.Lookup(plain, append(path, "_meta")...); !had {
+			out, _ = rawjson.Delete(out, append(path, "_meta")...)
+		}
+	}
+	title, had := rawjson.Lookup(plain, append(path, "title")...)
+	switch _, has := rawjson.Lookup(out, append(path, "title")...); {
+	case had:
+		out, err = rawjson.Set(out, title, append(path, "title")...)
+	case has:
+		out, err = rawjson.Delete(out, append(path, "title")...)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Inert is a module named name that never acts, so that a run with it
+// advertises the same module list as a run with the real one.
+func Inert(name string) rewrite.Module {
+	return rewrite.Module{Name: name, Doc: "inert", Triggers: []string{"\x00"},
+		New: func(rewrite.Env) rewrite.Rewriter { return inertRewriter{} }}
+}
+
+type inertRewriter struct{}
+
+func (inertRewriter) Rewrite(*rewrite.Frame) (rewrite.Verdict, error) { return rewrite.Verdict{}, nil }
+
+// Any, as a value in CaptureWant.Snapshots, matches any value of a field
+// that is present.
+const Any = "<any>"
+
+// wildcards rewrites got for the wildcards of want: a session of a
+// "*/toolCallId" key becomes "*", and a field that want says is Any gets
+// the value Any.
+func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for key, snap := range got {
+		if _, id, ok := strings.Cut(key, "/"); ok {
+			if _, wild := want["*/"+id]; wild {
+				key = "*/" + id
+			}
+		}
+		for field := range snap {
+			if want[key][field] == Any {
+				snap[field] = Any
+			}
+		}
+		out[key] = snap
+	}
+	return out
+}
+
+// Captures lists the whole-session captures of vendor under dir
+// (dir/<vendor>/*.jsonl, the .replay.jsonl goldens left out); with
+// others set, every other vendor's instead.
+func Captures(t testing.TB, dir, vendor string, others bool) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".replay.jsonl") || (filepath.Base(filepath.Dir(f)) == vendor) == others {
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no captures under %s (vendor %s, others %v)", dir, vendor, others)
+	}
+	return out
+}
+
+// NothingOnOthers checks rule V1 on real data: on every capture under dir
+// of a vendor other than m's, m's output equals, byte for byte, that of a
+// module that does nothing.
+func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
+	for _, path := range Captures(t, dir, m.Name, true) {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := ReadRecords(t, data)
+			got, want := Format(Route(t, recs, nil, m)), Format(Route(t, recs, nil, Inert(m.Name)))
+			if !bytes.Equal(got, want) {
+				t.Errorf("module %s changed %s:\n%s", m.Name, path, rewritetest.LineDiff(want, got))
+			}
+		})
+	}
+}
+
+// CheckCaptures runs CheckCapture on every recording dir/*.jsonl (the
+// .replay.jsonl goldens left out) with the case named by its file name,
+// fails on a recording without a case, and compares the replay through
+// mod alone with the .replay.jsonl golden beside the recording, byte for
+// byte (R3; go test -update rewrites it).
+func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[string]CaptureWant) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".replay.jsonl") })
+	if len(files) == 0 {
+		t.Fatalf("no recordings under %s", dir)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			want, ok := cases[name]
+			if !ok {
+				t.Fatalf("recording %s has no case", name)
+			}
+			outs := CheckCapture(t, f, mod, want)
+			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
+		})
+	}
+}
+
+// WithoutMeta returns frame without the _meta["acp-normalize"] member of
+// the object at obj, and without that object's _meta when nothing else
+// is left in it: the frame as it was before a module added a snapshot.
+func WithoutMeta(t testing.TB, frame []byte, obj ...string) []byte {
+	t.Helper()
+	out, err := rawjson.Delete(frame, append(obj, "_meta", meta.Key)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := rawjson.Lookup(out, append(obj, "_meta")...); ok && string(m) == "{}" {
+		if out, err = rawjson.Delete(out, append(obj, "_meta")...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}

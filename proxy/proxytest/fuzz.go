@@ -1,0 +1,41 @@
+package proxytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// CheckAgentFrames is the body of a vendor module's fuzz target: a fresh
+// Router with mod sees the client's initialize and the agent's
+// initialize result (which names the vendor's agent), then the agent
+// frames. The module must never panic (P5 turns errors into forwarding),
+// never drop an object frame, forward a frame it leaves alone byte for
+// byte (P1), and write only valid JSON for a valid JSON frame.
+func CheckAgentFrames(t *testing.T, mod rewrite.Module, result []byte, frames ...[]byte) {
+	t.Helper()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{mod}, Version: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
+	r.Handle(pipe.Agent, result, nil)
+	for _, in := range frames {
+		outs := r.Handle(pipe.Agent, in, nil)
+		if json.Valid(in) && bytes.HasPrefix(in, []byte("{")) && len(outs) == 0 {
+			t.Fatalf("frame dropped: %s", in)
+		}
+		for _, o := range outs {
+			if o.Op == "" && o.To == pipe.Client && !bytes.Equal(o.Frame, in) {
+				t.Fatalf("P1: a forwarded frame changed:\n%s\n%s", in, o.Frame)
+			}
+			if json.Valid(in) && !json.Valid(o.Frame) {
+				t.Fatalf("invalid JSON written for %s:\n%s", in, o.Frame)
+			}
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package proxy
+
+import (
+	"bytes"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// TriggerIndex finds which modules of a list a frame triggers, in one pass
+// over the frame.
+//
+// Checking each trigger with bytes.Contains costs a scan per trigger, and
+// a trigger that starts with '"' (as most do: a quote cannot occur
+// unescaped inside a JSON string, so such a trigger never matches chat
+// text) stops at every quote of the frame. The index instead visits each
+// quote once and looks the two bytes after it up in a table of the quoted
+// triggers' openings; only those few candidates are compared.
+// Triggers that do not start with '"', or are shorter than three bytes,
+// are checked with bytes.Contains.
+type TriggerIndex struct {
+	plain []trigger
+	// group maps the two bytes after a quote to 1 + the index in groups
+	// of the quoted triggers opening with them; 0 is none. A table, not a
+	// map: it is consulted at every quote of every frame.
+	group  [1 << 16]uint8
+	groups [][]trigger
+	all    uint64 // the bits of every module with a trigger
+	// std are the standard methods, for the modules that asked for
+	// unknown methods (Module.UnknownMethods).
+	std rewrite.MethodFilter
+	// longest is the length of the longest quoted trigger.
+	longest int
+	// hasMethod: the method trigger is indexed (it reads past its end).
+	hasMethod bool
+}
+
+type trigger struct {
+	pat []byte
+	bit uint64 // the modules it triggers (several for the method trigger)
+	// method marks the "method" trigger of Module.UnknownMethods: it
+	// matches only when the string after it is an unknown method.
+	method bool
+}
+
+// methodKey is the trigger of Module.UnknownMethods.
+const methodKey = `"method"`
+
+// NewTriggerIndex indexes the triggers of mods; module i is bit i of
+// Match's result. At most 64 modules, and less the bits given to Add.
+func NewTriggerIndex(mods []rewrite.Module) *TriggerIndex {
+	x := &TriggerIndex{}
+	var unknown uint64
+	for i, m := range mods {
+		for _, t := range m.Triggers {
+			x.Add(t, uint(i))
+		}
+		if m.UnknownMethods && i < 64 {
+			unknown |= 1 << i
+		}
+	}
+	if unknown != 0 {
+		x.std = rewrite.NewMethodFilter()
+		x.all |= unknown
+		x.addQuoted(trigger{pat: []byte(methodKey), bit: unknown, method: true})
+	}
+	return x
+}
+
+// Add indexes one more trigger under bit n of Match's result; the proxy
+// uses it for the strings it looks for itself.
+func (x *TriggerIndex) Add(t string, n uint) {
+	if t == "" || n >= 64 {
+		return
+	}
+	bit := uint64(1) << n
+	x.all |= bit
+	tr := trigger{pat: []byte(t), bit: bit}
+	if len(t) < 3 || t[0] != '"' {
+		x.plain = append(x.plain, tr)
+		return
+	}
+	x.addQuoted(tr)
+}
+
+// addQuoted indexes a trigger that starts with a quote and has at least
+// three bytes.
+func (x *TriggerIndex) addQuoted(tr trigger) {
+	x.longest = max(x.longest, len(tr.pat))
+	x.hasMethod = x.hasMethod || tr.method
+	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
+	if x.group[key] == 0 {
+		if len(x.groups) == 255 {
+			x.plain = append(x.plain, tr) // table full: checked the slow way
+			return
+		}
+		x.groups = append(x.groups, nil)
+		x.group[key] = uint8(len(x.groups))
+	}
+	g := x.group[key] - 1
+	x.groups[g] = append(x.groups[g], tr)
+}
+
+// Match returns the set of modules (bit i for module i) with a trigger
+// that frame contains.
+func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0) }
+
+// matchFrom is Match, with the quoted triggers looked for only at offsets
+// from on.
+func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
+	var mask uint64
+	for _, t := range x.plain {
+		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
+			mask |= t.bit
+		}
+	}
+	if len(x.groups) == 0 {
+		return mask
+	}
+	for i := from; mask != x.all; i++ {
+		j := bytes.IndexByte(frame[i:], '"')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 >= len(frame) {
+			break
+		}
+		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
+		if g == 0 {
+			continue
+		}
+		for _, t := range x.groups[g-1] {
+			if mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
+				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
+				mask |= t.bit
+			}
+		}
+	}
+	return mask
+}
+
+// unknownMethodAt reports whether rest, the bytes after a "method" key,
+// holds ": <string>" whose string is an unknown method (see
+// Module.UnknownMethods). A string with an escape counts as unknown: the
+// module decodes it. A "method" that is no key, or whose value is no
+// string, is none.
+func (x *TriggerIndex) unknownMethodAt(rest []byte) bool {
+	i := skipSpace(rest, 0)
+	if i >= len(rest) || rest[i] != ':' {
+		return false
+	}
+	i = skipSpace(rest, i+1)
+	if i >= len(rest) || rest[i] != '"' {
+		return false
+	}
+	body := rest[i+1:]
+	end := bytes.IndexByte(body, '"')
+	if end < 0 {
+		return false
+	}
+	if bytes.IndexByte(body[:end], '\\') >= 0 {
+		return true
+	}
+	return x.std.UnknownBytes(body[:end])
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// memoPrefix is how much of a frame a triggerMemo keeps: the envelope of
+// a message chunk (jsonrpc, method, session id, update kind) and more.
+const memoPrefix = 256
+
+// triggerMemo remembers the start of the last frame in which a
+// TriggerIndex found nothing. Consecutive frames of a stream share most of
+// their envelope (a chunk storm differs only in the text), and a trigger
+// that lies wholly inside a prefix a frame shares with a frame that had
+// none cannot be there either: MatchMemo scans only from where the frames
+// start to differ (less the longest trigger). One memo per stream; not
+// safe for concurrent use.
+type triggerMemo struct {
+	prefix [memoPrefix]byte
+	n      int
+	frames uint // untriggered frames seen
+	// methods are the method keys in prefix (offset, and the end of what
+	// the method trigger read after it in the frame the memo was taken
+	// from); more than fit: methodsAll is false, and the scan starts at
+	// the first one not kept.
+	methods    [4][2]int
+	nMethods   int
+	methodsAll bool
+}
+
+// MatchMemo is Match, skipping the part of frame that m shows holds no
+// trigger, and updating m.
+func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
+	from, same := 0, 0
+	var mask uint64
+	if len(x.plain) == 0 {
+		same = commonPrefix(frame, m.prefix[:m.n])
+		from = max(0, same-x.longest+1)
+		if x.hasMethod {
+			from = min(from, m.methodReadFrom(same))
+		}
+		if from == max(0, same-x.longest+1) && from < same {
+			// The quotes just before the frames differ: only a trigger
+			// that reaches past the shared prefix can start there. With
+			// long triggers (23 bytes) this window holds a chunk's
+			// `"type":"text","text":"`, whose quotes would each cost a
+			// search (issue 11: all modules cost what none costs).
+			mask = x.matchWindow(frame, from, same)
+			from = same
+		}
+	}
+	mask |= x.matchFrom(frame, from)
+	if mask == 0 {
+		m.frames++
+		if same >= memoKeep && m.frames%memoReseed != 0 {
+			// The shared envelope: kept as it is, no copy. What the
+			// memo held past it was this frame's predecessor's text.
+			m.n = same
+		} else {
+			// Start over from this frame (now and then, so that a memo
+			// shrunk by one odd frame grows back).
+			m.n = copy(m.prefix[:], frame)
+			if x.hasMethod {
+				m.findMethods(frame)
+			}
+		}
+	}
+	return mask
+}
+
+// matchWindow is matchFrom over the quotes at offsets from to same (less
+// than x.longest bytes), where frame shares its first same bytes with a
+// frame that had no trigger: there only a trigger that reaches past same
+// can match, or the method trigger (what it reads past its end is
+// checked by the caller, methodReadFrom).
+func (x *TriggerIndex) matchWindow(frame []byte, from, same int) uint64 {
+	var mask uint64
+	for i := from; i < same && i+2 < len(frame); i++ {
+		if frame[i] != '"' {
+			continue
+		}
+		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
+		if g == 0 {
+			continue
+		}
+		for _, t := range x.groups[g-1] {
+			if (t.method || i+len(t.pat) > same) && mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
+				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
+				mask |= t.bit
+			}
+		}
+	}
+	return mask
+}
+
+// memoKeep is the shortest shared prefix a memo shrinks to rather than
+// starting over from the new frame: enough to be an envelope.
+const memoKeep = 64
+
+// memoReseed: one untriggered frame in this many starts the memo over.
+const memoReseed = 64
+
+// methodReadFrom returns where the scan must start so that the method
+// trigger, which reads the method's value past its own end, is checked
+// again where what it read is not all inside the shared prefix (same
+// bytes): there the frame may differ from the memo's.
+func (m *triggerMemo) methodReadFrom(same int) int {
+	from := same
+	if !m.methodsAll && m.nMethods < len(m.methods) {
+		from = 0 // not scanned (the memo predates the method trigger)
+	}
+	for _, mk := range m.methods[:m.nMethods] {
+		if mk[0]+len(methodKey) <= same && mk[1] > same {
+			from = min(from, mk[0])
+		}
+	}
+	if !m.methodsAll && m.nMethods == len(m.methods) {
+		from = min(from, m.methods[len(m.methods)-1][0]+len(methodKey))
+	}
+	return from
+}
+
+// findMethods records the method keys in the memo's prefix of frame.
+func (m *triggerMemo) findMethods(frame []byte) {
+	m.nMethods, m.methodsAll = 0, true
+	for off := 0; ; {
+		k := bytes.Index(frame[off:m.n], []byte(methodKey))
+		if k < 0 {
+			return
+		}
+		q := off + k
+		if m.nMethods == len(m.methods) {
+			m.methodsAll = false
+			return
+		}
+		m.methods[m.nMethods] = [2]int{q, q + len(methodKey) + methodReadLen(frame[q+len(methodKey):])}
+		m.nMethods++
+		off = q + len(methodKey)
+	}
+}
+
+// methodReadLen returns how many bytes of rest unknownMethodAt examines;
+// one more than rest holds when it ran off its end (a longer frame would
+// be read further).
+func methodReadLen(rest []byte) int {
+	i := skipSpace(rest, 0)
+	if i >= len(rest) {
+		return len(rest) + 1
+	}
+	if rest[i] != ':' {
+		return i + 1
+	}
+	i = skipSpace(rest, i+1)
+	if i >= len(rest) {
+		return len(rest) + 1
+	}
+	if rest[i] != '"' {
+		return i + 1
+	}
+	end := bytes.IndexByte(rest[i+1:], '"')
+	if end < 0 {
+		return len(rest) + 1
+	}
+	return i + 1 + end + 1
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if d := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); d != 0 {
+			return i + bits.TrailingZeros64(d)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,168 @@
+package proxy
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+func triggerModules(triggers ...[]string) []rewrite.Module {
+	var mods []rewrite.Module
+	for i, t := range triggers {
+		mods = append(mods, rewrite.Module{Name: string(rune('a' + i)), Doc: "d", Triggers: t, New: func(rewrite.Env) rewrite.Rewriter { return nil }})
+	}
+	return mods
+}
+
+func TestTriggerIndex(t *testing.T) {
+	mods := triggerModules(
+		[]string{`"cursor/`, `"tool_call"`, `"session/prompt"`, `"error"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+		[]string{`plain`, `"x`},
+	)
+	x := NewTriggerIndex(mods)
+	tests := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"chunk triggers nothing", `{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"see .cursor/rules and \"tool_call\" and \"claudeCode\""}}}}`, 0},
+		{"method", `{"id":0,"method":"cursor/task"}`, 0b001},
+		{"value", `{"update":{"sessionUpdate":"tool_call"}}`, 0b001},
+		{"prefix only is no match", `{"update":{"sessionUpdate":"tool_call_update"}}`, 0},
+		{"two modules", `{"method":"session/close","error":1}`, 0b011},
+		{"claude", `{"_meta":{"claudeCode":{}}}`, 0b010},
+		{"plain and short", `{"plain":"xy"}`, 0b100},
+		{"quote at the end", `{"a":"`, 0},
+		{"empty", ``, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %03b, want %03b", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzTriggerIndex checks the index against a bytes.Contains per trigger.
+func FuzzTriggerIndex(f *testing.F) {
+	f.Add([]byte(`{"method":"cursor/task","params":{"x":"\"error\""}}`))
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"error"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+		[]string{`ab`, `"q`, `"`},
+	)
+	x := NewTriggerIndex(mods)
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		var want uint64
+		for i, m := range mods {
+			if containsTrigger(m, frame) {
+				want |= 1 << i
+			}
+		}
+		if got := x.Match(frame); got != want {
+			t.Fatalf("Match(%q) = %b, bytes.Contains says %b", frame, got, want)
+		}
+	})
+}
+
+func BenchmarkTriggerIndex(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk 1 of the answer, with \"quotes\" and <tags> & more text to make it realistic"}}}}`)
+	mods := triggerModules(
+		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"session/load"`, `"session/cancel"`, `"session/close"`, `"stopReason"`, `"error"`, `"subagent_spawned"`, `"subagent_state_update"`},
+		[]string{`"claudeCode"`, `"session/close"`},
+	)
+	x := NewTriggerIndex(mods)
+	b.Run("index", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.Match(frame)
+		}
+	})
+	b.Run("contains", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, m := range mods {
+				containsTrigger(m, frame)
+			}
+		}
+	})
+}
+
+// containsTrigger reports whether frame contains one of m's triggers, the
+// slow way the index must agree with.
+func containsTrigger(m rewrite.Module, frame []byte) bool {
+	for _, t := range m.Triggers {
+		if bytes.Contains(frame, []byte(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTriggerIndexUnknownMethods pins the trigger of
+// Module.UnknownMethods (rule V7): standard and '_' methods never trigger,
+// whatever else the frame holds.
+func TestTriggerIndexUnknownMethods(t *testing.T) {
+	mods := triggerModules([]string{`"tool_call"`}, nil)
+	mods[1].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	tests := []struct {
+		name  string
+		frame string
+		want  uint64
+	}{
+		{"session/update skips", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk"}}}`, 0},
+		{"tool call: only its module", `{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}`, 0b01},
+		{"vendor request", `{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`, 0b10},
+		{"vendor notification with spaces", `{"jsonrpc": "2.0", "method" : "qwen/notify/session/mode-update"}`, 0b10},
+		{"underscore method", `{"id":2,"method":"_qwencode/start_turn"}`, 0},
+		{"escaped method is the module's to decode", `{"method":"session\/update"}`, 0b10},
+		{"nested method key", `{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`, 0b10},
+		{"method as a value", `{"method":"session/update","params":{"name":"method"}}`, 0},
+		{"method in text", `{"method":"session/update","params":{"text":"\"method\":\"x\""}}`, 0},
+		{"method not a string", `{"method":7}`, 0},
+		{"unterminated", `{"method":"craft`, 0},
+		{"response", `{"id":1,"result":{}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %02b, want %02b", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzTriggerIndexUnknownMethods checks the trigger of
+// Module.UnknownMethods against a regular expression: the module matches
+// when some "method" key holds a string that is neither standard nor
+// '_'-prefixed (an escape makes it unknown: the module decodes it).
+func FuzzTriggerIndexUnknownMethods(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"session/update","params":{"rawInput":{"method":"GET"}}}`,
+		`{"method" : "craft/x"}`,
+		`{"method":"_a","x":"\"method\":\"b\""}`,
+		`{"method":"session\/update"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	mods := triggerModules(nil)
+	mods[0].UnknownMethods = true
+	x := NewTriggerIndex(mods)
+	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
+	std := rewrite.NewMethodFilter()
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		want := uint64(0)
+		for i := range frame { // at every quote, as the index looks
+			m := re.FindSubmatch(frame[i:])
+			if m != nil && (bytes.IndexByte(m[1], '\\') >= 0 || std.Unknown(string(m[1]))) {
+				want = 1
+			}
+		}
+		if got := x.Match(frame); got != want {
+			t.Fatalf("Match(%q) = %b, the expression says %b", frame, got, want)
+		}
+	})
+}
