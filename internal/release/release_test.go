@@ -52,18 +52,20 @@ func TestReproducible(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	version, err := LatestVersion(repoRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
 	host := hostPlatform(t)
 	var results []*Result
 	var outs []string
+	var version string
 	for _, name := range []string{"one", "checkout-two"} {
 		clone := filepath.Join(t.TempDir(), name)
 		// No tags: a later release's tag must not make this commit's
 		// build refuse the version.
 		runGit(t, repoRoot, "clone", "--quiet", "--shared", "--no-tags", ".", clone)
+		v, err := LatestVersion(clone) // the commit's own changelog
+		if err != nil {
+			t.Fatal(err)
+		}
+		version = v
 		out := filepath.Join(t.TempDir(), "dist")
 		res, err := Build(Config{Root: clone, Version: version, Out: out, Platforms: []Platform{host}})
 		if err != nil {
