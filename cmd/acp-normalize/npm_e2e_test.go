@@ -24,6 +24,7 @@ type npmInstall struct {
 	prefix   string // holds node_modules
 	launcher string // node_modules/.bin/acp-normalize
 	bin      string // the released binary itself
+	npm      string // the release's npm package directories
 }
 
 // installNPM builds a trial release of this tree for this platform, packs
@@ -58,7 +59,8 @@ func installNPM(t *testing.T) npmInstall {
 		t.Fatal(err)
 	}
 	npm(t, prefix, append([]string{"install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"}, tarballs...)...)
-	return npmInstall{prefix: prefix, launcher: filepath.Join(prefix, "node_modules", ".bin", "acp-normalize"), bin: res.Binaries[host.String()]}
+	return npmInstall{prefix: prefix, launcher: filepath.Join(prefix, "node_modules", ".bin", "acp-normalize"),
+		bin: res.Binaries[host.String()], npm: res.NPM}
 }
 
 func npm(t *testing.T, dir string, args ...string) string {
@@ -135,6 +137,24 @@ func TestNPMPackage(t *testing.T) {
 			t.Errorf("exit %d, stderr %q (the default level puts nothing on stderr)", code, c.err.String())
 		}
 		sameStream(t, live, replayedToClientBy(t, n.bin, rec), rec)
+	})
+
+	t.Run("platform package missing", func(t *testing.T) {
+		t.Parallel()
+		// The launcher alone, as after npm install --omit=optional.
+		alone := filepath.Join(t.TempDir(), "node_modules", "acp-normalize")
+		if err := os.CopyFS(alone, os.DirFS(filepath.Join(n.npm, "acp-normalize"))); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("node", filepath.Join(alone, "bin", "acp-normalize.js"), "--version")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
+			!strings.Contains(stderr.String(), "that carries the binary is not installed") {
+			t.Errorf("exit %v, stdout %q, stderr %q; want exit 1 and one line", err, stdout.String(), stderr.String())
+		}
 	})
 
 	t.Run("exit codes", func(t *testing.T) {
