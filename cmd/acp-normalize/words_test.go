@@ -54,7 +54,7 @@ func TestE2EWords(t *testing.T) {
 		{"help after -- is the agent", []string{"--", "help"}, 2, "", `agent "help" not found`},
 		{"version after -- is the agent", []string{"--", "version"}, 2, "", `agent "version" not found`},
 		{"probe after -- is the agent", []string{"--", "probe", "--", "x"}, 2, "", `agent "probe" not found`},
-		{"no agent, no command", nil, 2, "", "no agent command given"},
+		{"no agent, no command, no handshake", nil, 2, "", "no agent command, and the client sent nothing"}, // K3
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
