@@ -222,7 +222,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	}
 	cur, replaced := raw, false
 	if from == pipe.Agent && env.Kind == pipe.Response {
-		cur, replaced = r.agentAnswered(env.ID, raw)
+		cur, replaced, f.Initialize = r.agentAnswered(env.ID, raw)
 	}
 	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced)
 	if dropped {
@@ -263,17 +263,18 @@ func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []
 
 // agentAnswered forgets the client request an agent response answers
 // (F6), matching ids by value, and adds the advertisement (rule M) to the
-// response to initialize. It returns the frame as it now is. r.mu must be
-// held.
-func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
+// response to initialize. It returns the frame as it now is, and whether
+// it answers the client's initialize (V1: the modules learn the agent's
+// name from that frame only). r.mu must be held.
+func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced, initialize bool) {
 	key := idKey(string(rawID))
 	delete(r.pending, key)
 	if _, ok := r.initIDs[key]; !ok {
-		return raw, false
+		return raw, false, false
 	}
 	delete(r.initIDs, key)
 	if !bytes.Contains(raw, []byte(`"result"`)) {
-		return raw, false
+		return raw, false, true
 	}
 	advert := r.advert
 	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
@@ -282,9 +283,9 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	adv, err := rewrite.Set(raw, advert, "result", "agentCapabilities", "_meta", meta.Key)
 	if err != nil {
 		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
-		return raw, false
+		return raw, false, true
 	}
-	return adv, true
+	return adv, true, true
 }
 
 // nested handles an agent that is itself an acp-normalize proxy: prev is
@@ -341,7 +342,9 @@ func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replac
 	for i, m := range r.mods {
 		if stale {
 			matched = r.triggers.Match(cur) & modulesMask &^ r.inner
+			init := f.Initialize
 			f.Reset(from, cur, seq)
+			f.Initialize = init
 			stale = false
 		}
 		if matched&(1<<i) == 0 {

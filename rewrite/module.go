@@ -166,6 +166,10 @@ type Frame struct {
 	// Seq is the frame's position in the connection (1-based, both
 	// directions counted together).
 	Seq int64
+	// Initialize is set on the agent's answer to the client's initialize
+	// request, matched by id by the router: the one frame whose
+	// agentInfo.name says who the agent is (rule V1).
+	Initialize bool
 
 	env    pipe.Envelope
 	peeked bool
@@ -176,7 +180,7 @@ func NewFrame(from pipe.Side, raw []byte, seq int64) *Frame {
 	return &Frame{From: from, Raw: raw, Seq: seq}
 }
 
-// Reset reuses f for another frame.
+// Reset reuses f for another frame (Initialize unset).
 func (f *Frame) Reset(from pipe.Side, raw []byte, seq int64) {
 	*f = Frame{From: from, Raw: raw, Seq: seq}
 }
