@@ -123,6 +123,9 @@ type Router struct {
 	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
 	initIDs   map[string]struct{}     // idKeys of client initialize requests
 	closed    bool
+	// badFrames: a frame that is not valid JSON [0], or nested too deep
+	// [1], was logged at warn (P5: once, then at debug).
+	badFrames [2]bool
 	// inner has a bit for each module an acp-normalize proxy behind this
 	// one already applies (it advertised them in its initialize result):
 	// such a module is off here, so nested proxies neither repeat its work
@@ -221,10 +224,11 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		}
 	}
 	cur, replaced := raw, false
+	chk := frameCheck{raw: raw}
 	if from == pipe.Agent && env.Kind == pipe.Response {
-		cur, replaced, f.Initialize = r.agentAnswered(env.ID, raw)
+		cur, replaced, f.Initialize = r.agentAnswered(env.ID, raw, &chk)
 	}
-	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced)
+	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced, &chk)
 	if dropped {
 		r.record(seq, pipe.OpDrop, to, nil)
 	} else {
@@ -266,14 +270,14 @@ func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []
 // response to initialize. It returns the frame as it now is, and whether
 // it answers the client's initialize (V1: the modules learn the agent's
 // name from that frame only). r.mu must be held.
-func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced, initialize bool) {
+func (r *Router) agentAnswered(rawID, raw []byte, chk *frameCheck) (cur []byte, replaced, initialize bool) {
 	key := idKey(string(rawID))
 	delete(r.pending, key)
 	if _, ok := r.initIDs[key]; !ok {
 		return raw, false, false
 	}
 	delete(r.initIDs, key)
-	if !bytes.Contains(raw, []byte(`"result"`)) {
+	if !bytes.Contains(raw, []byte(`"result"`)) || !r.rewritable(chk, pipe.Agent) {
 		return raw, false, true
 	}
 	advert := r.advert
@@ -331,14 +335,54 @@ func (r *Router) trackClientRequest(env *pipe.Envelope) {
 	}
 }
 
+// frameCheck is the answer of pipe.Check for an input frame, computed
+// once, when something would rewrite the frame.
+type frameCheck struct {
+	raw  []byte
+	done bool
+	err  error
+}
+
+// rewritable reports whether the router and the modules may rewrite the
+// input frame of chk, read from side from: a frame that is not valid JSON
+// below its envelope, or is nested deeper than pipe.MaxDepth, goes out as
+// it came and no module sees it (P5), so that every module treats it
+// alike (issue 14: one spliced its snapshot into broken frames, another
+// did not). Only frames that something wants to rewrite are checked, once
+// each: a passthrough frame never is. The first frame of each kind is
+// logged at warn, later ones at debug. r.mu must be held.
+func (r *Router) rewritable(chk *frameCheck, from pipe.Side) bool {
+	if !chk.done {
+		chk.done, chk.err = true, pipe.Check(chk.raw)
+		if chk.err != nil {
+			what, kind := pipe.ErrNotJSON, 0
+			if errors.Is(chk.err, pipe.ErrTooDeep) {
+				what, kind = pipe.ErrTooDeep, 1
+			}
+			level := slog.LevelDebug
+			if !r.badFrames[kind] {
+				r.badFrames[kind] = true
+				level = slog.LevelWarn
+			}
+			env := pipe.Peek(chk.raw)
+			r.log.Log(context.Background(), level, "frame "+what.Error()+": forwarded unchanged, no module rewrites it",
+				"rule", "P5", "method", string(env.Method), "id", string(env.ID), "from", from.String(), "err", chk.err)
+		}
+	}
+	return chk.err == nil
+}
+
 // runModules offers the frame to every module it triggers, in order. A
 // module that replaces it hands the new frame to the next ones; one that
 // drops it ends the loop. r.mu must be held.
-func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replaced bool) ([]byte, bool, []moduleOutput, bool) {
+func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replaced bool, chk *frameCheck) ([]byte, bool, []moduleOutput, bool) {
 	var outs []moduleOutput
 	from, seq := f.From, f.Seq
 	stale := replaced // triggers are checked on the frame as it now is
 	matched &^= r.inner
+	if matched != 0 && !r.rewritable(chk, from) {
+		return cur, replaced, nil, false
+	}
 	for i, m := range r.mods {
 		if stale {
 			matched = r.triggers.Match(cur) & modulesMask &^ r.inner
