@@ -30,6 +30,12 @@ type TriggerIndex struct {
 	std rewrite.MethodFilter
 	// longest is the length of the longest quoted trigger.
 	longest int
+	// reach is how far past a quote the scan reads to decide about it:
+	// the longest quoted trigger, and what the check for other
+	// spellings reads (spellReach).
+	reach int
+	// spelled: some quoted trigger is looked for in other spellings too.
+	spelled bool
 	// hasMethod: the method trigger is indexed (it reads past its end).
 	hasMethod bool
 }
@@ -40,6 +46,9 @@ type trigger struct {
 	// method marks the "method" trigger of Module.UnknownMethods: it
 	// matches only when the string after it is an unknown method.
 	method bool
+	// toks are pat's JSON tokens, for finding its other spellings
+	// (triggers_spelled.go); nil for a trigger found by its bytes only.
+	toks []token
 }
 
 // methodKey is the trigger of Module.UnknownMethods.
@@ -87,6 +96,12 @@ func (x *TriggerIndex) Add(t string, n uint) {
 func (x *TriggerIndex) addQuoted(tr trigger) {
 	x.longest = max(x.longest, len(tr.pat))
 	x.hasMethod = x.hasMethod || tr.method
+	tr.toks = parseTrigger(string(tr.pat))
+	if tr.toks != nil {
+		x.spelled = true
+		x.reach = max(x.reach, spellReach)
+	}
+	x.reach = max(x.reach, x.longest)
 	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
 	if x.group[key] == 0 {
 		if len(x.groups) == 255 {
@@ -101,12 +116,14 @@ func (x *TriggerIndex) addQuoted(tr trigger) {
 }
 
 // Match returns the set of modules (bit i for module i) with a trigger
-// that frame contains.
-func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0) }
+// that frame contains: a plain trigger's bytes, a quoted trigger in any
+// spelling a JSON parser reads the same (triggers_spelled.go).
+func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0, nil) }
 
 // matchFrom is Match, with the quoted triggers looked for only at offsets
-// from on.
-func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
+// from on; note, when set, gets the offset of the first quote where other
+// spellings were looked for (noteCandidate).
+func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 	var mask uint64
 	for _, t := range x.plain {
 		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
@@ -125,19 +142,52 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
 		if i+2 >= len(frame) {
 			break
 		}
+		if x.spelled && (frame[i+1] == '\\' || frame[i+2] == '\\') {
+			// An escape in the string's first two characters: no group
+			// holds a backslash, the characters are decoded.
+			if structural(frame, i) {
+				mask = x.matchSpelled(frame, i, mask, note)
+			}
+			continue
+		}
 		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
 		if g == 0 {
 			continue
 		}
-		for _, t := range x.groups[g-1] {
-			if mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
-				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
+		mask = x.matchGroup(frame, i, g, mask, -1, note)
+	}
+	return mask
+}
+
+// matchGroup compares the triggers of group g with the frame at the quote
+// frame[i]: their bytes (only those ending past minEnd, but the method
+// trigger's), and, where the frame differs from one at an escape or a
+// blank after a structural quote, its other spellings.
+func (x *TriggerIndex) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
+	for _, t := range x.groups[g-1] {
+		if mask&t.bit == t.bit {
+			continue
+		}
+		n := commonPrefix(frame[i:], t.pat)
+		if n == len(t.pat) {
+			if (t.method || i+n > minEnd) && (!t.method || x.unknownMethodAt(frame[i+n:])) {
 				mask |= t.bit
 			}
+			continue
+		}
+		if t.toks == nil || i+n >= len(frame) || (frame[i+n] != '\\' && !isBlank(frame[i+n])) || !structural(frame, i) {
+			continue
+		}
+		noteCandidate(note, i)
+		if end, ok := spelledAt(frame, i, t.toks); ok && (!t.method || x.unknownMethodAt(frame[end:])) {
+			mask |= t.bit
 		}
 	}
 	return mask
 }
+
+// isBlank reports whether c is JSON white space.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unknownMethodAt reports whether rest, the bytes after a "method" key,
 // holds ": <string>" whose string is an unknown method (see
