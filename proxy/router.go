@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,7 +225,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	cur, replaced := raw, false
 	chk := frameCheck{raw: raw}
 	if from == pipe.Agent && env.Kind == pipe.Response {
-		cur, replaced, f.Initialize = r.agentAnswered(env.ID, raw, &chk)
+		cur, replaced, f.Initialize = r.agentAnswered(&env, raw, &chk)
 	}
 	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced, &chk)
 	if dropped {
@@ -270,14 +269,15 @@ func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []
 // response to initialize. It returns the frame as it now is, and whether
 // it answers the client's initialize (V1: the modules learn the agent's
 // name from that frame only). r.mu must be held.
-func (r *Router) agentAnswered(rawID, raw []byte, chk *frameCheck) (cur []byte, replaced, initialize bool) {
+func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) (cur []byte, replaced, initialize bool) {
+	rawID := env.ID
 	key := idKey(string(rawID))
 	delete(r.pending, key)
 	if _, ok := r.initIDs[key]; !ok {
 		return raw, false, false
 	}
 	delete(r.initIDs, key)
-	if !bytes.Contains(raw, []byte(`"result"`)) || !r.rewritable(chk, pipe.Agent) {
+	if env.Error || !r.rewritable(chk, pipe.Agent) { // an error carries no capabilities
 		return raw, false, true
 	}
 	advert := r.advert
