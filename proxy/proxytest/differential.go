@@ -83,6 +83,34 @@ func ParseLines(data []byte) []pipe.Record {
 	return recs
 }
 
+// MaxSeed is the size of the largest session AddSeeds makes a seed: a
+// larger one stalls the fuzzer (CheckCapturesDifferential checks every
+// recording once instead).
+const MaxSeed = 16 << 10
+
+// seedHows are the re-encodings every seed session is tried with: every
+// change at once, and each alone.
+var seedHows = []uint64{AllChanges, Blanks | 1<<8, EscapeKeys | EscapeValues | 2<<8, Reorder | 3<<8}
+
+// FuzzReencoded is the body of a module's Fuzz<Vendor>Reencoded target:
+// seeds from the package's golden cases and vendor's small recordings
+// under dir (vendor "" for none), each input checked by CheckReencoded.
+func FuzzReencoded(f *testing.F, dir, vendor string, mods ...rewrite.Module) {
+	AddSeeds(f, dir, vendor, MaxSeed, seedHows...)
+	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
+		CheckReencoded(t, ParseLines(session), how, mods...)
+	})
+}
+
+// FuzzDuplicateKeys is the body of a module's Fuzz<Vendor>DuplicateKeys
+// target, as FuzzReencoded with CheckDuplicateKeys.
+func FuzzDuplicateKeys(f *testing.F, dir, vendor string, mods ...rewrite.Module) {
+	AddSeeds(f, dir, vendor, MaxSeed, seedHows...)
+	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
+		CheckDuplicateKeys(t, ParseLines(session), how, mods...)
+	})
+}
+
 // AddSeeds adds to f, as sessions with each of hows, the input of every
 // golden case of the package (testdata/golden/*.txtar, testdata/*.txtar)
 // and every capture
@@ -178,18 +206,19 @@ func CheckReencoded(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrit
 // CheckDuplicateKeys routes recs through a Router with mods, then recs
 // with decoys: members spliced in before some members of every object of
 // a valid frame, with the same key (the same spelling, or an escaped one)
-// and another value. A parser reads the last of duplicate keys, so both
+// and another value (a plain one, or a value the session holds elsewhere). A parser reads the last of duplicate keys, so both
 // sides must receive the same JSON values with the same ops in the same
 // order (issue 14: a Codex module that acted on every duplicate made
 // 60,000 updates out of one frame).
 func CheckDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
+	vals := decoyValues(recs)
 	changed := make([]pipe.Record, len(recs))
 	for i, rec := range recs {
 		changed[i] = rec
 		if pipe.Check(rec.Frame) == nil {
-			changed[i].Frame = addDecoys(nil, rec.Frame, rng)
+			changed[i].Frame = addDecoys(nil, rec.Frame, vals, rng)
 		}
 	}
 	compareRoutes(t, "with duplicate keys", recs, changed, mods)
@@ -408,20 +437,51 @@ func (e *encoder) unicodeEscape(dst []byte, r rune) []byte {
 	return one(dst, r)
 }
 
-// decoys are the values a decoy member gets: plain ones, and ones a module
-// could take for a launch, a status or a snapshot.
+// decoys are values a decoy member may get besides the session's own:
+// plain ones, and ones a module could take for a tool call, a status or
+// a snapshot.
 var decoys = []string{
-	`null`, `7`, `"x"`, `{}`, `[]`, `true`, `"tool_call"`, `"tool_call_update"`, `"spawnAgent"`,
-	`"agent"`, `"task"`, `"completed"`, `"running"`, `"invoke_agent__x"`, `"session/update"`,
-	`{"toolName":"agent"}`, `{"claudeCode":{"toolName":"Agent"}}`, `{"status":"completed","message":"decoy"}`,
-	`{"acp-normalize":{"subagent":{"vendor":"decoy"}}}`, `{"name":"codex-x"}`,
+	`null`, `7`, `"x"`, `{}`, `[]`, `true`, `"tool_call"`, `"tool_call_update"`, `"agent"`, `"task"`,
+	`"completed"`, `"running"`, `"session/update"`, `{"status":"completed","message":"decoy"}`,
+	`{"acp-normalize":{"subagent":{"vendor":"decoy"}}}`,
+}
+
+// decoyValues returns decoys and the short member values of the frames
+// of recs: a decoy that is another member's value (a launch's tool name,
+// a status, a session id) is what could mislead a module.
+func decoyValues(recs []pipe.Record) [][]byte {
+	var vals [][]byte
+	for _, d := range decoys {
+		vals = append(vals, []byte(d))
+	}
+	var walk func(v []byte)
+	walk = func(v []byte) {
+		switch rawjson.FirstByte(v) {
+		case '{':
+			_ = rawjson.Members(v, func(m rawjson.Member) bool {
+				if len(m.Value) <= 128 && len(vals) < 4096 {
+					vals = append(vals, m.Value)
+				}
+				walk(m.Value)
+				return true
+			})
+		case '[':
+			_ = rawjson.Elements(v, func(e []byte) bool { walk(e); return true })
+		}
+	}
+	for _, rec := range recs {
+		if pipe.Check(rec.Frame) == nil {
+			walk(rec.Frame)
+		}
+	}
+	return vals
 }
 
 // addDecoys appends v (valid JSON) with decoys spliced into its objects:
 // before about one member in three, a member with the same key, spelled
-// as it is or with its first character escaped, and a decoy value. Every
+// as it is or with its first character escaped, and one of vals. Every
 // other byte is kept.
-func addDecoys(dst, v []byte, rng *rand.Rand) []byte {
+func addDecoys(dst, v []byte, vals [][]byte, rng *rand.Rand) []byte {
 	i := rawjson.SkipSpace(v, 0)
 	switch rawjson.FirstByte(v) {
 	case '{':
@@ -439,11 +499,11 @@ func addDecoys(dst, v []byte, rng *rand.Rand) []byte {
 			if rng.IntN(3) == 0 {
 				dst = appendKey(dst, m.Key, rng)
 				dst = append(dst, ':')
-				dst = append(dst, decoys[rng.IntN(len(decoys))]...)
+				dst = append(dst, vals[rng.IntN(len(vals))]...)
 				dst = append(dst, ',')
 			}
 			dst = append(dst, v[m.KeyStart:m.ValueStart]...)
-			dst = addDecoys(dst, m.Value, rng)
+			dst = addDecoys(dst, m.Value, vals, rng)
 			at = m.ValueEnd
 		}
 		return append(dst, v[at:]...)
@@ -455,7 +515,7 @@ func addDecoys(dst, v []byte, rng *rand.Rand) []byte {
 				return append(dst, v[at:]...)
 			}
 			dst = append(dst, v[at:j]...)
-			dst = addDecoys(dst, v[j:end], rng)
+			dst = addDecoys(dst, v[j:end], vals, rng)
 			at = end
 			j = rawjson.SkipSpace(v, end)
 			if j < len(v) && v[j] == ',' {

@@ -8,12 +8,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 )
 
-// recordings holds every vendor's real recordings; those up to maxSeed
-// bytes are fuzz seeds (a larger seed stalls the fuzzer), every one is
-// checked by TestCapturesDifferential.
+// recordings holds every vendor's real recordings: the small ones are fuzz
+// seeds, and TestCapturesDifferential checks each once.
 var recordings = filepath.Join("..", "..", "testdata", "captures")
-
-const maxSeed = 16 << 10
 
 // TestCapturesDifferential (issue 14): every real recording, re-encoded
 // and with duplicate keys, gets the same verdicts and snapshots.
@@ -21,27 +18,16 @@ func TestCapturesDifferential(t *testing.T) {
 	proxytest.CheckCapturesDifferential(t, recordings, "claude", claude.Module())
 }
 
-// seedHows are the re-encodings every seed session is tried with: all
-// changes at once, and each alone.
-var seedHows = []uint64{proxytest.AllChanges, proxytest.Blanks | 1<<8, proxytest.EscapeKeys | proxytest.EscapeValues | 2<<8, proxytest.Reorder | 3<<8}
-
 // FuzzClaudeReencoded (issue 14): a session and the same session with every
 // frame spelled otherwise (blanks, escaped key and value characters,
 // reordered members) get the same verdicts and snapshots, frame for frame.
-// Seeds: the golden cases and the small real recordings.
 func FuzzClaudeReencoded(f *testing.F) {
-	proxytest.AddSeeds(f, recordings, "claude", maxSeed, seedHows...)
-	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
-		proxytest.CheckReencoded(t, proxytest.ParseLines(session), how, claude.Module())
-	})
+	proxytest.FuzzReencoded(f, recordings, "claude", claude.Module())
 }
 
 // FuzzClaudeDuplicateKeys (issue 14): a session and the same session with
 // decoy members spliced in before some members, under the same key (a
 // parser reads the last one), get the same verdicts and snapshots.
 func FuzzClaudeDuplicateKeys(f *testing.F) {
-	proxytest.AddSeeds(f, recordings, "claude", maxSeed, seedHows...)
-	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
-		proxytest.CheckDuplicateKeys(t, proxytest.ParseLines(session), how, claude.Module())
-	})
+	proxytest.FuzzDuplicateKeys(f, recordings, "claude", claude.Module())
 }
