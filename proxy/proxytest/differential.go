@@ -112,16 +112,14 @@ func FuzzDuplicateKeys(f *testing.F, dir, vendor string, mods ...rewrite.Module)
 }
 
 // AddSeeds adds to f, as sessions with each of hows, the input of every
-// golden case of the package (testdata/golden/*.txtar, testdata/*.txtar)
-// and every capture
+// golden case of the package (testdata/golden/*.txtar) and every capture
 // of vendor under dir (the replays beside them left out) that is at most
 // maxBytes long.
 func AddSeeds(f *testing.F, dir, vendor string, maxBytes int, hows ...uint64) {
 	f.Helper()
 	var sessions [][]byte
 	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	older, _ := filepath.Glob(filepath.Join("testdata", "*.txtar")) // cases not yet moved
-	for _, path := range append(goldens, older...) {
+	for _, path := range goldens {
 		a, err := txtar.ParseFile(path)
 		if err != nil {
 			f.Fatal(err)
