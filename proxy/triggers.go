@@ -20,7 +20,8 @@ import (
 type TriggerIndex struct {
 	plain []trigger
 	// group maps the two bytes after a quote to 1 + the index in groups
-	// of the quoted triggers opening with them; 0 is none. A table, not a
+	// of the quoted triggers opening with them; 0 is none, spelledGroup
+	// two bytes with a backslash (triggers_spelled.go). A table, not a
 	// map: it is consulted at every quote of every frame.
 	group  [1 << 16]uint8
 	groups [][]trigger
@@ -50,6 +51,14 @@ type trigger struct {
 	// (triggers_spelled.go); nil for a trigger found by its bytes only.
 	toks []token
 }
+
+// spelledGroup marks, in TriggerIndex.group, the two bytes after a quote
+// that hold a backslash; maxGroups is how many groups the table holds
+// besides.
+const (
+	spelledGroup = 255
+	maxGroups    = 254
+)
 
 // methodKey is the trigger of Module.UnknownMethods.
 const methodKey = `"method"`
@@ -97,14 +106,28 @@ func (x *TriggerIndex) addQuoted(tr trigger) {
 	x.longest = max(x.longest, len(tr.pat))
 	x.hasMethod = x.hasMethod || tr.method
 	tr.toks = parseTrigger(string(tr.pat))
-	if tr.toks != nil {
+	if tr.toks != nil && !x.spelled {
 		x.spelled = true
 		x.reach = max(x.reach, spellReach)
+		// A string whose first two bytes hold a backslash may spell a
+		// trigger with an escape: the table sends those quotes to
+		// matchSpelled, at no cost to any other quote.
+		for c := range 256 {
+			for _, key := range []uint16{'\\'<<8 | uint16(c), uint16(c)<<8 | '\\'} {
+				if x.group[key] == 0 {
+					x.group[key] = spelledGroup
+				}
+			}
+		}
 	}
 	x.reach = max(x.reach, x.longest)
 	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
+	if x.group[key] == spelledGroup {
+		x.plain = append(x.plain, tr) // a trigger with a backslash: its bytes only
+		return
+	}
 	if x.group[key] == 0 {
-		if len(x.groups) == 255 {
+		if len(x.groups) == maxGroups {
 			x.plain = append(x.plain, tr) // table full: checked the slow way
 			return
 		}
@@ -142,40 +165,55 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 		if i+2 >= len(frame) {
 			break
 		}
-		if x.spelled && (frame[i+1] == '\\' || frame[i+2] == '\\') {
-			// An escape in the string's first two characters: no group
-			// holds a backslash, the characters are decoded.
+		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
+		case 0:
+		case spelledGroup:
+			// An escape in the string's first two characters: its
+			// characters are decoded.
 			if structural(frame, i) {
 				mask = x.matchSpelled(frame, i, mask, note)
 			}
-			continue
+		default:
+			mask = x.matchGroup(frame, i, g, mask, -1, note)
 		}
-		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
-		if g == 0 {
-			continue
-		}
-		mask = x.matchGroup(frame, i, g, mask, -1, note)
 	}
 	return mask
 }
 
 // matchGroup compares the triggers of group g with the frame at the quote
 // frame[i]: their bytes (only those ending past minEnd, but the method
-// trigger's), and, where the frame differs from one at an escape or a
-// blank after a structural quote, its other spellings.
+// trigger's), and, after a structural quote, their other spellings where
+// the frame may hold one: an escape among a one-string trigger's bytes,
+// or, for a trigger of several tokens, an escape or a blank where the
+// frame first differs from it. Those quotes are candidates
+// (noteCandidate); any other costs one search for a backslash within the
+// longest trigger's length.
 func (x *TriggerIndex) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
+	esc := -2 // the first backslash after the quote within the longest trigger, -1 none; -2 not looked for
 	for _, t := range x.groups[g-1] {
 		if mask&t.bit == t.bit {
 			continue
 		}
-		n := commonPrefix(frame[i:], t.pat)
-		if n == len(t.pat) {
-			if (t.method || i+n > minEnd) && (!t.method || x.unknownMethodAt(frame[i+n:])) {
+		if bytes.HasPrefix(frame[i:], t.pat) {
+			if (t.method || i+len(t.pat) > minEnd) && (!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
 				mask |= t.bit
 			}
 			continue
 		}
-		if t.toks == nil || i+n >= len(frame) || (frame[i+n] != '\\' && !isBlank(frame[i+n])) || !structural(frame, i) {
+		if t.toks == nil {
+			continue
+		}
+		if len(t.toks) == 1 {
+			if esc == -2 {
+				esc = bytes.IndexByte(frame[i+1:min(len(frame), i+x.longest)], '\\')
+			}
+			if esc < 0 || esc+1 >= len(t.pat) {
+				continue // no escape where the trigger's characters are
+			}
+		} else if n := commonPrefix(frame[i:], t.pat); i+n >= len(frame) || (frame[i+n] != '\\' && !isBlank(frame[i+n])) {
+			continue
+		}
+		if !structural(frame, i) {
 			continue
 		}
 		noteCandidate(note, i)

@@ -97,17 +97,15 @@ func (x *TriggerIndex) matchWindow(frame []byte, from, same int, note *int) uint
 		if frame[i] != '"' {
 			continue
 		}
-		if x.spelled && (frame[i+1] == '\\' || frame[i+2] == '\\') {
+		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
+		case 0:
+		case spelledGroup:
 			if structural(frame, i) {
 				mask = x.matchSpelled(frame, i, mask, note)
 			}
-			continue
+		default:
+			mask = x.matchGroup(frame, i, g, mask, same, note)
 		}
-		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
-		if g == 0 {
-			continue
-		}
-		mask = x.matchGroup(frame, i, g, mask, same, note)
 	}
 	return mask
 }
