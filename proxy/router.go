@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -128,6 +129,9 @@ type Router struct {
 	// badFrames: a frame that is not valid JSON [0], or nested too deep
 	// [1], was logged at warn (P5: once, then at debug).
 	badFrames [2]bool
+	// v2 is set once the agent answered initialize with protocolVersion 2
+	// or later: every module is off, every frame passes as it came (K4).
+	v2 atomic.Bool
 	// inner has a bit for each module an acp-normalize proxy behind this
 	// one already applies (it advertised them in its initialize result):
 	// such a module is off here, so nested proxies neither repeat its work
@@ -206,6 +210,9 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
 	matched, mayAnswer := r.scan(from, raw)
+	if r.v2.Load() {
+		matched = 0 // K4: no module reads a v2 frame
+	}
 	if matched == 0 && from == pipe.Agent && !mayAnswer {
 		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}
@@ -227,6 +234,11 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	}
 	if from == pipe.Client && env.Kind == pipe.Request && env.MethodIs("initialize") {
 		r.identifyClient(raw)
+		if asksV2(env.Params) {
+			// The answer may make this a v2 connection (K4): its
+			// initialize leaves as it came, whatever the answer.
+			matched = 0
+		}
 	}
 	cur, replaced := raw, false
 	chk := frameCheck{raw: raw}
@@ -283,7 +295,16 @@ func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) 
 		return raw, false, false
 	}
 	delete(r.initIDs, key)
-	if env.Error || !r.rewritable(chk, pipe.Agent) { // an error carries no capabilities
+	if env.Error { // an error carries no capabilities
+		return raw, false, true
+	}
+	if v, ok := rawjson.Lookup(raw, "result", "protocolVersion"); ok && isV2(v) {
+		if !r.v2.Swap(true) {
+			r.log.Info("the agent speaks ACP protocol v2: every module is off and frames pass unchanged", "protocolVersion", string(v), "rule", "K4")
+		}
+		return raw, false, true
+	}
+	if !r.rewritable(chk, pipe.Agent) {
 		return raw, false, true
 	}
 	names := r.names
@@ -302,6 +323,22 @@ func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) 
 	}
 	return adv, true, true
 }
+
+// isV2 reports whether a protocolVersion is 2 or later: shapes the v1
+// modules must not guess at (K4).
+func isV2(v []byte) bool {
+	n, err := strconv.ParseUint(string(v), 10, 32)
+	return err == nil && n >= 2
+}
+
+// asksV2 reports whether initialize params ask for protocol v2 or later.
+func asksV2(params []byte) bool {
+	v, ok := rawjson.Lookup(params, "protocolVersion")
+	return ok && isV2(v)
+}
+
+// V2 reports whether the connection turned out to be protocol v2 (K4).
+func (r *Router) V2() bool { return r.v2.Load() }
 
 // advertisement returns the initialize result's
 // agentCapabilities._meta["acp-normalize"] (rule M): the version, the
