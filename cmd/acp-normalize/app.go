@@ -11,15 +11,13 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
-
-// version is the proxy's semantic version, advertised in initialize (rule M).
-const version = "0.1.0"
 
 // Exit codes of the proxy itself; otherwise it exits with the agent's code.
 const (
@@ -74,6 +72,9 @@ func runStreams(args []string, st streams) int {
 		if !hasAgent {
 			argv = c.Args().Slice()
 		}
+		if c.Bool("version") {
+			return printVersion(st.stdout)
+		}
 		var err error
 		code, err = proxyAction(c, st, argv)
 		return err
@@ -109,23 +110,21 @@ func splitAgentArgv(args []string, app *cli.App) (cliArgs, agent []string, ok bo
 }
 
 func newApp(st streams) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "acp-normalize",
 		Usage:     "repair vendor deviations in Agent Client Protocol (ACP) stdio traffic",
-		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize command [flags] [args]",
+		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize [flags]   (in a conductor's proxy slot: no agent command)\nacp-normalize command [flags] [args]",
 		Description: "Put acp-normalize in front of an ACP agent in your editor's agent config:\n" +
 			"every frame is relayed byte for byte, except where a vendor module repairs it.\n" +
 			"stdout carries protocol frames only; logs go to stderr and --log-file.",
-		Version:         version,
-		HideHelpCommand: true,
-		Reader:          st.stdin,
-		Writer:          st.stdout,
-		ErrWriter:       st.stderr,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
+		Reader:         st.stdin,
+		Writer:         st.stdout,
+		ErrWriter:      st.stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
-		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st)},
+		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
@@ -133,7 +132,7 @@ func newApp(st streams) *cli.App {
 				Usage: "record the session to `FILE` (JSONL capture, mode 0600, secrets redacted)"},
 			&cli.BoolFlag{Name: "record-raw", EnvVars: []string{"ACP_NORMALIZE_RECORD_RAW"},
 				Usage: "do not redact secrets in the recording"},
-			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ACP_NORMALIZE_LOG_LEVEL"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", EnvVars: []string{"ACP_NORMALIZE_LOG_LEVEL"},
 				Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-file", EnvVars: []string{"ACP_NORMALIZE_LOG_FILE"}, TakesFile: true,
 				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
@@ -141,14 +140,21 @@ func newApp(st streams) *cli.App {
 				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
+			versionFlag(),
 		}, optionFlags(moduleOptions(), true)...),
 	}
+	app.Setup() // adds the help command, which gets one-line errors too
+	oneLineUsageErrors(app.Commands)
+	return app
 }
 
-// proxyAction runs the proxy in front of argv.
+// proxyAction runs the proxy in front of argv or, with no agent command,
+// as a conductor's proxy component (rule K1).
 func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
-	if len(argv) == 0 {
-		return exitUsage, usageError("no agent command given; usage: acp-normalize [flags] -- AGENT [ARGS...]")
+	if len(argv) == 0 && isTerminal(st.stdin) {
+		// A person at a terminal, not a conductor: say how to use it.
+		return exitUsage, usageError("no agent command given; usage: acp-normalize [flags] -- AGENT [ARGS...]" +
+			" (with no agent command it is a conductor's proxy component and reads the conductor's frames on stdin)")
 	}
 	level, err := parseLevel(c.String("log-level"))
 	if err != nil {
@@ -172,7 +178,9 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	if len(argv) == 0 {
+		// Component mode: the conductor reaches the agent.
+	} else if _, err := exec.LookPath(argv[0]); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
 		}
@@ -260,6 +268,11 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		}
 		reportDropped(logger, c.String("record"), capture)
 	}
+	if he := (*proxy.HandshakeError)(nil); errors.As(err, &he) {
+		// K3: a component without a handshake, or a handshake for a
+		// proxy with an agent command.
+		return exitUsage, &exitError{code: exitUsage, err: he}
+	}
 	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
 		// The agent exists but cannot be run (a bad #! line, an empty
 		// file): a usage mistake, like one that is not found.
@@ -269,6 +282,12 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
 	return code, nil
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // finishCapture writes out what the capture still queues, stops its
