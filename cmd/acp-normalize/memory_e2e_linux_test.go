@@ -42,7 +42,8 @@ func procStatusKiB(t *testing.T, pid int, field string) int64 {
 func TestE2EP6HeldMemoryWithinTwiceTheBudget(t *testing.T) {
 	const tasks, prompt = 256, 1 << 20
 	const budget = 64 << 20
-	s := start(t, script(t, fmt.Sprintf("cursortasks %d %d", tasks, prompt)), nil)
+	// The proxy's own limit, not one from the environment.
+	s := start(t, script(t, fmt.Sprintf("cursortasks %d %d", tasks, prompt)), nil, "GOMEMLIMIT=")
 	hang := time.AfterFunc(2*time.Minute, func() { _ = s.cmd.Process.Kill() })
 	defer hang.Stop()
 	for {
