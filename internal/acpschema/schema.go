@@ -326,14 +326,21 @@ func (s *Schema) Validate(from Sender, method string, frame []byte) error {
 	if !ok {
 		return errors.New("not a JSON-RPC object (a batch or a scalar)")
 	}
+	// The schema sees the last of two members with one name; a client
+	// may read the first.
+	if dup := duplicateMembers(frame); len(dup) > 0 {
+		return &Error{Def: "JSON", Violations: dup, err: errors.New("duplicate members")}
+	}
 	if obj["jsonrpc"] != "2.0" {
 		return &Error{Def: "JSON-RPC", Violations: []Violation{{Path: "/jsonrpc", Message: `must be "2.0"`}}, err: errors.New("bad jsonrpc")}
 	}
-	if bad := badSessionLinks(doc, ""); len(bad) > 0 {
+	if bad := rootMembers(obj); len(bad) > 0 {
+		return &Error{Def: "JSON-RPC", Violations: bad, err: errors.New("bad members")}
+	}
+	if bad := badSessionLinks(doc); len(bad) > 0 {
 		return &Error{Def: "SessionReference", Violations: bad, err: errors.New("bad session link")}
 	}
-	doc = withoutSessionLinks(doc)
-	obj = doc.(map[string]any)
+	withoutSessionLinks(doc)
 	handler := string(from.other())
 	env := envelopeOf(obj)
 	f := s.stable
@@ -461,65 +468,197 @@ func (s *Schema) check(f *file, def string, inst any, at string) error {
 }
 
 // leaves flattens a validation error to the innermost failures, one per
-// instance location (the first message there). Of the alternatives of an
-// anyOf or oneOf, those whose discriminator did not match (a failed
-// const, as sessionUpdate's) are left out when another one got further,
-// so a bad tool_call_update names its own field, not every other update.
+// instance location (the first message there). An anyOf or oneOf is read
+// as a reader would want it:
+//
+//   - alternatives that are all values the instance is not (an enum
+//     spelled as consts, an optional field's null) become one violation
+//     that lists them all;
+//   - alternatives whose discriminator did not match (the const of a
+//     member, as sessionUpdate's or a content block's type) are left out
+//     when another one got further, so a bad tool_call_update names its
+//     own field, not every other update; when none got further, one
+//     violation at the discriminator lists the values it may have.
 func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 	var out []Violation
 	seen := map[string]bool{}
+	add := func(p, msg string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, Violation{Path: p, Message: msg})
+		}
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			causes := e.Causes
-			switch e.ErrorKind.(type) {
-			case *kind.AnyOf, *kind.OneOf:
-				if kept := slices.DeleteFunc(slices.Clone(causes), failsConst); len(kept) > 0 {
-					causes = kept
+		if len(e.Causes) == 0 {
+			add(at+pointer(e.InstanceLocation), e.ErrorKind.LocalizedString(s.printer))
+			return
+		}
+		causes := e.Causes
+		if disjunction(e) {
+			loc := pointer(e.InstanceLocation)
+			if alts, ok := valueAlternatives(e, loc); ok {
+				add(at+loc, mustBe(alts))
+				return
+			}
+			var kept []*jsonschema.ValidationError
+			tagLoc, tags, sameTag := "", []string(nil), true
+			for _, c := range causes {
+				l, want, ok := discriminator(c, loc)
+				if !ok {
+					kept = append(kept, c)
+					continue
+				}
+				if tagLoc != "" && l != tagLoc {
+					sameTag = false
+				}
+				tagLoc = l
+				if !slices.Contains(tags, want) {
+					tags = append(tags, want)
 				}
 			}
-			for _, c := range causes {
-				walk(c)
+			switch {
+			case len(kept) > 0:
+				causes = kept
+			case sameTag && tagLoc != "":
+				add(at+tagLoc, mustBe(tags))
+				return
 			}
-			return
 		}
-		p := at + pointer(e.InstanceLocation)
-		if seen[p] {
-			return
+		for _, c := range causes {
+			walk(c)
 		}
-		seen[p] = true
-		out = append(out, Violation{Path: p, Message: e.ErrorKind.LocalizedString(s.printer)})
 	}
 	walk(ve)
 	return out
 }
 
-// failsConst reports whether a const keyword failed anywhere in e, at
-// most two levels down (the discriminator of an alternative).
-func failsConst(e *jsonschema.ValidationError) bool {
-	var find func(e *jsonschema.ValidationError, depth int) bool
-	find = func(e *jsonschema.ValidationError, depth int) bool {
-		if _, ok := e.ErrorKind.(*kind.Const); ok {
-			return true
+// disjunction reports whether e is an anyOf or a oneOf that no
+// alternative matched.
+func disjunction(e *jsonschema.ValidationError) bool {
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf:
+		return true
+	case *kind.OneOf:
+		return k.Subschemas == nil
+	}
+	return false
+}
+
+// wrapper reports whether e only groups the failures of one schema
+// ($ref, allOf, a subschema).
+func wrapper(e *jsonschema.ValidationError) bool {
+	switch e.ErrorKind.(type) {
+	case *kind.Group, *kind.AllOf, *kind.Reference:
+		return true
+	}
+	return false
+}
+
+// valueAlternatives returns, when every alternative of e failed as a value
+// at loc (a const, an enum, a type, through wrappers and nested
+// disjunctions), what each alternative wanted: JSON values, or type names.
+func valueAlternatives(e *jsonschema.ValidationError, loc string) ([]string, bool) {
+	if pointer(e.InstanceLocation) != loc {
+		return nil, false
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Const:
+		return []string{jsonText(k.Want)}, true
+	case *kind.Enum:
+		var out []string
+		for _, w := range k.Want {
+			out = append(out, jsonText(w))
 		}
-		if depth == 0 {
-			return false
+		return out, true
+	case *kind.Type:
+		var out []string
+		for _, w := range k.Want {
+			out = append(out, typeName(w))
 		}
-		for _, c := range e.Causes {
-			if find(c, depth-1) {
-				return true
+		return out, true
+	}
+	if len(e.Causes) == 0 || !disjunction(e) && !(wrapper(e) && len(e.Causes) == 1) {
+		return nil, false
+	}
+	var out []string
+	for _, c := range e.Causes {
+		alts, ok := valueAlternatives(c, loc)
+		if !ok {
+			return nil, false
+		}
+		for _, a := range alts {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
 			}
 		}
-		return false
+	}
+	return out, true
+}
+
+// discriminator reports whether the alternative e failed a const on a
+// member of the object at loc (through wrappers, not through a nested
+// disjunction: that is a field's enum, not a discriminator), and returns
+// the member's location and the value the const wanted.
+func discriminator(e *jsonschema.ValidationError, loc string) (string, string, bool) {
+	var find func(e *jsonschema.ValidationError, depth int) (string, string, bool)
+	find = func(e *jsonschema.ValidationError, depth int) (string, string, bool) {
+		if k, ok := e.ErrorKind.(*kind.Const); ok {
+			l := pointer(e.InstanceLocation)
+			if member, ok := strings.CutPrefix(l, loc+"/"); ok && member != "" && !strings.Contains(member, "/") {
+				return l, jsonText(k.Want), true
+			}
+			return "", "", false
+		}
+		if depth == 0 || !wrapper(e) {
+			return "", "", false
+		}
+		for _, c := range e.Causes {
+			if l, w, ok := find(c, depth-1); ok {
+				return l, w, true
+			}
+		}
+		return "", "", false
 	}
 	return find(e, 3)
+}
+
+// mustBe says what a value may be: `must be one of "a", "b" or null`.
+func mustBe(alts []string) string {
+	list := alts[0]
+	if n := len(alts); n > 1 {
+		list = strings.Join(alts[:n-1], ", ") + " or " + alts[n-1]
+	}
+	if len(alts) == 1 || !strings.HasPrefix(alts[0], `"`) && !strings.HasPrefix(alts[len(alts)-1], `"`) {
+		return "must be " + list
+	}
+	return "must be one of " + list
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// typeName names a JSON type as a value of it: "a string", "null".
+func typeName(t string) string {
+	switch t {
+	case "null":
+		return "null"
+	case "array", "integer", "object":
+		return "an " + t
+	}
+	return "a " + t
 }
 
 func pointer(loc []string) string {
 	var b strings.Builder
 	for _, p := range loc {
 		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1"))
+		b.WriteString(escapePointer(p))
 	}
 	return b.String()
 }
