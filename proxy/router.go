@@ -434,8 +434,19 @@ func (r *Router) identifyClient(raw []byte) {
 	r.client.Identify(name, r.cfg.Modules, r.cfg.Settings)
 	if h, t := r.client.Handled(), r.client.TraitList(); len(h) > 0 || len(t) > 0 {
 		r.log.Info("client known: methods left to it and traits allowed for", "rule", "P7",
-			"client", name, "handles", h, "traits", t)
+			"client", shorten(name, maxLoggedText), "handles", h, "traits", t)
 	}
+}
+
+// maxLoggedText bounds the bytes of a peer's text in one log line.
+const maxLoggedText = 200
+
+// shorten returns s cut to at most n bytes, marked when cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // nested handles an agent that is itself an acp-normalize proxy: prev is
@@ -597,8 +608,8 @@ func (r *Router) failOpen(m *attached, f *rewrite.Frame, err error) {
 
 func (r *Router) handleNonJSON(from pipe.Side, raw []byte, seq int64, dst []Out) []Out {
 	text := raw
-	if len(text) > 200 {
-		text = text[:200]
+	if len(text) > maxLoggedText {
+		text = text[:maxLoggedText]
 	}
 	action := "dropped (--non-json=forward relays it)"
 	if r.cfg.NonJSON == ForwardNonJSON {

@@ -546,3 +546,26 @@ func TestRouterP7NestedAdvertisement(t *testing.T) {
 		})
 	}
 }
+
+// TestRouterP7HugeClientName: the client's name goes into one info line
+// (P7); a name of a megabyte does not make that line a megabyte.
+func TestRouterP7HugeClientName(t *testing.T) {
+	var logs bytes.Buffer
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()},
+		Settings: rewrite.Settings{rewrite.ClientHandlesOption: "test/ask"},
+		Logger:   slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("n", 1<<20)
+	r.Handle(C, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"`+name+`"}}}`), nil)
+	if !strings.Contains(logs.String(), "client known") {
+		t.Fatalf("no P7 info line: %q", logs.String())
+	}
+	if logs.Len() > 4<<10 {
+		t.Errorf("the P7 info line is %d bytes for a 1 MiB client name", logs.Len())
+	}
+	if r.client.Name() != name {
+		t.Error("the client's name itself was cut")
+	}
+}
