@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -322,4 +323,39 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// K2: what the successor sends is never itself a conductor envelope. A
+// wrapped request or notification whose inner method is a wrapper's
+// (_proxy/successor/*, proxy/successor, the handshakes) would leave the
+// component plain toward the client side, where the conductor reads it as
+// the component's own frame for its successor and sends it back there:
+// it is refused (an error to the wrapper's id; a notification dropped),
+// escaped spellings included, and nothing of it reaches the client side.
+func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
+	t.Parallel()
+	p := startComponent(t, nil)
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+
+	for i, inner := range []string{"_proxy/successor/request", "_proxy/successor/notification", "proxy/successor", `_proxy\/successor\/request`, "proxy/initialize"} {
+		id := 10 + i
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"_proxy/successor/request","params":{"method":"%s","params":{"method":"session/prompt","params":{}}}}`, id, inner))
+		got, err := p.out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env := pipe.Peek([]byte(got)); env.Kind != pipe.Response || string(env.ID) != fmt.Sprint(id) || !env.Error {
+			t.Errorf("a wrapped %s: the component wrote %s, want an error response to %d", inner, got, id)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"_proxy/successor/notification","params":{"method":"session/cancel","params":{}}}}`)
+	// A frame that passes shows that nothing of the notification went out.
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s"}}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	if rest, code, err := p.end(); code != 0 || err != nil || rest != "" {
+		t.Errorf("end: %q, code %d, err %v", rest, code, err)
+	}
 }
