@@ -168,6 +168,9 @@ func (l *link) demux(in io.Reader) {
 		if !ok {
 			return
 		}
+		if cap(unwrapped) > maxKeptScratch {
+			unwrapped = nil // one huge frame does not pin its size (P6)
+		}
 	}
 }
 
