@@ -22,6 +22,14 @@ type Module struct {
 	// Triggers are byte strings; a frame that contains none of them skips
 	// the module without being decoded.
 	Triggers []string
+	// Agents are the initialize result's agentInfo.name values of the
+	// agents the module is written for. A module that waits for them (its
+	// Triggers hold AgentInfoTrigger; rule V1, Identity) acts only on
+	// their connections, or with --vendor naming it; one that does not
+	// acts on the frames its triggers find from any agent, and Agents
+	// only says whose it is. Tools (probe) read it to say which module
+	// acts on an agent and why.
+	Agents []string
 	// Options are the module's own command-line options; the module reads
 	// them (and the SharedOptions) from Env.Settings in New.
 	Options []Option

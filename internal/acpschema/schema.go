@@ -497,14 +497,15 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 		causes := e.Causes
 		if disjunction(e) {
 			loc := pointer(e.InstanceLocation)
-			if alts, ok := valueAlternatives(e, loc); ok {
-				add(at+loc, mustBe(alts))
+			if alts, got, ok := valueAlternatives(e, loc); ok {
+				add(at+loc, mustBe(alts, got))
 				return
 			}
 			var kept []*jsonschema.ValidationError
 			tagLoc, tags, sameTag := "", []string(nil), true
+			var tagGot any
 			for _, c := range causes {
-				l, want, ok := discriminator(c, loc)
+				l, want, got, ok := discriminator(c, loc)
 				if !ok {
 					kept = append(kept, c)
 					continue
@@ -512,7 +513,7 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 				if tagLoc != "" && l != tagLoc {
 					sameTag = false
 				}
-				tagLoc = l
+				tagLoc, tagGot = l, got
 				if !slices.Contains(tags, want) {
 					tags = append(tags, want)
 				}
@@ -521,7 +522,7 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 			case len(kept) > 0:
 				causes = kept
 			case sameTag && tagLoc != "":
-				add(at+tagLoc, mustBe(tags))
+				add(at+tagLoc, mustBe(tags, tagGot))
 				return
 			}
 		}
@@ -557,82 +558,91 @@ func wrapper(e *jsonschema.ValidationError) bool {
 
 // valueAlternatives returns, when every alternative of e failed as a value
 // at loc (a const, an enum, a type, through wrappers and nested
-// disjunctions), what each alternative wanted: JSON values, or type names.
-func valueAlternatives(e *jsonschema.ValidationError, loc string) ([]string, bool) {
+// disjunctions), what each alternative wanted (JSON values, or type
+// names) and the value the instance has.
+func valueAlternatives(e *jsonschema.ValidationError, loc string) (alts []string, got any, ok bool) {
 	if pointer(e.InstanceLocation) != loc {
-		return nil, false
+		return nil, nil, false
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Const:
-		return []string{jsonText(k.Want)}, true
+		return []string{jsonText(k.Want)}, k.Got, true
 	case *kind.Enum:
-		var out []string
 		for _, w := range k.Want {
-			out = append(out, jsonText(w))
+			alts = append(alts, jsonText(w))
 		}
-		return out, true
+		return alts, k.Got, true
 	case *kind.Type:
-		var out []string
 		for _, w := range k.Want {
-			out = append(out, typeName(w))
+			alts = append(alts, typeName(w))
 		}
-		return out, true
+		return alts, typeOnly{k.Got}, true
 	}
 	if len(e.Causes) == 0 || !disjunction(e) && !(wrapper(e) && len(e.Causes) == 1) {
-		return nil, false
+		return nil, nil, false
 	}
-	var out []string
 	for _, c := range e.Causes {
-		alts, ok := valueAlternatives(c, loc)
+		a, g, ok := valueAlternatives(c, loc)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
-		for _, a := range alts {
-			if !slices.Contains(out, a) {
-				out = append(out, a)
+		if _, only := g.(typeOnly); !only || got == nil {
+			got = g // a value beats a type name
+		}
+		for _, x := range a {
+			if !slices.Contains(alts, x) {
+				alts = append(alts, x)
 			}
 		}
 	}
-	return out, true
+	return alts, got, true
 }
+
+// typeOnly is the instance of a type failure: only its type is known.
+type typeOnly struct{ name string }
 
 // discriminator reports whether the alternative e failed a const on a
 // member of the object at loc (through wrappers, not through a nested
 // disjunction: that is a field's enum, not a discriminator), and returns
-// the member's location and the value the const wanted.
-func discriminator(e *jsonschema.ValidationError, loc string) (string, string, bool) {
-	var find func(e *jsonschema.ValidationError, depth int) (string, string, bool)
-	find = func(e *jsonschema.ValidationError, depth int) (string, string, bool) {
-		if k, ok := e.ErrorKind.(*kind.Const); ok {
-			l := pointer(e.InstanceLocation)
-			if member, ok := strings.CutPrefix(l, loc+"/"); ok && member != "" && !strings.Contains(member, "/") {
-				return l, jsonText(k.Want), true
-			}
-			return "", "", false
+// the member's location, the value the const wanted and the one it got.
+func discriminator(e *jsonschema.ValidationError, loc string) (string, string, any, bool) {
+	if k, ok := e.ErrorKind.(*kind.Const); ok {
+		l := pointer(e.InstanceLocation)
+		if member, ok := strings.CutPrefix(l, loc+"/"); ok && member != "" && !strings.Contains(member, "/") {
+			return l, jsonText(k.Want), k.Got, true
 		}
-		if depth == 0 || !wrapper(e) {
-			return "", "", false
-		}
-		for _, c := range e.Causes {
-			if l, w, ok := find(c, depth-1); ok {
-				return l, w, true
-			}
-		}
-		return "", "", false
+		return "", "", nil, false
 	}
-	return find(e, 3)
+	if !wrapper(e) {
+		return "", "", nil, false
+	}
+	for _, c := range e.Causes {
+		if l, w, g, ok := discriminator(c, loc); ok {
+			return l, w, g, true
+		}
+	}
+	return "", "", nil, false
 }
 
-// mustBe says what a value may be: `must be one of "a", "b" or null`.
-func mustBe(alts []string) string {
-	list := alts[0]
-	if n := len(alts); n > 1 {
-		list = strings.Join(alts[:n-1], ", ") + " or " + alts[n-1]
+// mustBe says what a value may be and what it is:
+// `must be one of "a", "b", not "c"`. A null alternative is left out when
+// there are others (a value that is no null fails an optional field's null
+// alternative too: the others say why).
+func mustBe(alts []string, got any) string {
+	if i := slices.Index(alts, "null"); i >= 0 && len(alts) > 1 {
+		alts = slices.Delete(slices.Clone(alts), i, i+1)
 	}
-	if len(alts) == 1 || !strings.HasPrefix(alts[0], `"`) && !strings.HasPrefix(alts[len(alts)-1], `"`) {
-		return "must be " + list
+	msg := "must be " + alts[0]
+	if len(alts) > 1 {
+		msg = "must be one of " + strings.Join(alts, ", ")
 	}
-	return "must be one of " + list
+	switch g := got.(type) {
+	case nil:
+		return msg
+	case typeOnly:
+		return msg + ", not " + typeName(g.name)
+	}
+	return msg + ", not " + jsonText(got)
 }
 
 func jsonText(v any) string {

@@ -152,6 +152,21 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestViolationMessage: a violation says what the field must be, not
+// that the value is no null (the other alternative of an optional field).
+func TestViolationMessage(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(FromAgent, "", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}}}`))
+	var e *Error
+	if !errors.As(err, &e) || len(e.Violations) != 1 || e.Violations[0].Path != "/params/update/status" ||
+		strings.Contains(e.Violations[0].Message, "null") || !strings.Contains(e.Violations[0].Message, "in_progress") {
+		t.Errorf("violations %v (%v)", e, err)
+	}
+}
+
 func TestUnstableShapes(t *testing.T) {
 	s, err := Load(1)
 	if err != nil {
@@ -234,11 +249,11 @@ func TestViolationMessages(t *testing.T) {
 		only        bool     // the only violation
 	}{
 		{"status out of the enum", update(`{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}`),
-			"/params/update/status", []string{`"pending"`, `"in_progress"`, `"completed"`, `"failed"`, "null"}, true},
+			"/params/update/status", []string{`"pending"`, `"in_progress"`, `"completed"`, `"failed"`, `not "done"`}, true},
 		{"kind out of the enum", update(`{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","kind":"subagent"}`),
-			"/params/update/kind", []string{`"read"`, `"execute"`, `"other"`}, true},
+			"/params/update/kind", []string{`"read"`, `"execute"`, `"other"`, `not "subagent"`}, true},
 		{"unknown sessionUpdate", update(`{"sessionUpdate":"bogus"}`),
-			"/params/update/sessionUpdate", []string{`"agent_message_chunk"`, `"tool_call_update"`, `"plan"`}, true},
+			"/params/update/sessionUpdate", []string{`"agent_message_chunk"`, `"tool_call_update"`, `"plan"`, `not "bogus"`}, true},
 		{"a field of the right update", update(`{"sessionUpdate":"tool_call_update","toolCallId":5}`),
 			"/params/update/toolCallId", []string{"string"}, true},
 	} {

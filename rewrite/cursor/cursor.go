@@ -90,7 +90,7 @@ type rewriter struct {
 	open    *table.Table[*pending, struct{}] // proxy requests awaiting the client (C12)
 	launch  *table.Table[string, int]        // "session\x00toolCallId" -> subagents launched (S1)
 	drafts  *table.Table[string, string]     // Cursor's draft child session -> parent session (S2)
-	warned  *table.Table[string, struct{}]   // unknown methods already logged at warn (C13)
+	warned  *table.Table[string, struct{}]   // unknown methods (C13) and oddities already logged
 	active  string                           // most recently active session (C14)
 	seq     uint64                           // proxy requests created (order of C12 answers)
 }
@@ -277,7 +277,9 @@ func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	// forwards it first).
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
-		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
+		// Info: handled (cursor/report_usage is in every session), nothing
+		// for the user to do (the default level shows warn and above).
+		r.log.Info("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
 			"rule", "C13", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil // the one C13/V7 answer, as the methods module's

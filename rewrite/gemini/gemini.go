@@ -29,8 +29,9 @@ const (
 // Module returns the gemini module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
+		Name:   Name,
+		Doc:    "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
+		Agents: []string{AgentName},
 		// AgentInfoTrigger hands it the initialize result (V1); every frame of a
 		// launch call has a toolCallId opening with "invoke_agent__"
 		// (Gemini writes compact JSON); "session/close" drops a session's

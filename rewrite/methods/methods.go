@@ -41,7 +41,7 @@ type rewriter struct {
 	forward bool
 	client  *rewrite.Client // the connection's client (P7)
 	filter  rewrite.MethodFilter
-	warned  *table.Table[string, struct{}] // methods already logged at warn
+	warned  *table.Table[string, struct{}] // methods already logged
 }
 
 // Rewrite implements rewrite.Rewriter.
@@ -66,7 +66,10 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if f.Kind() == pipe.Request {
 			what = "agent request no client knows answered -32601 by the proxy"
 		}
-		r.log.Warn(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
+		// Info, not warn: the proxy handled a known kind of vendor
+		// quirk, and nobody watching an editor's agent log can act on it
+		// (issue 19; the default level shows warn and above only).
+		r.log.Info(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil
 }

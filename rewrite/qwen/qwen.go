@@ -21,8 +21,9 @@ func agentNames() []string { return []string{"qwen-code"} }
 // Module returns the qwen module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "Qwen Code: subagent snapshot on agent/task launch calls, parentToolCallId on subagent frames, background results (V1-V6)",
+		Name:   Name,
+		Doc:    "Qwen Code: subagent snapshot on agent/task launch calls, parentToolCallId on subagent frames, background results (V1-V6)",
+		Agents: agentNames(),
 		// Quoted, so that a mention inside a string (escaped as \") does
 		// not match: "toolName" is on every Qwen tool call; progress beats
 		// and bare updates of a launch call are tool_call_updates.
