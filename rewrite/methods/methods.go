@@ -3,7 +3,6 @@ package methods
 import (
 	"log/slog"
 
-	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
@@ -52,8 +51,8 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if k := f.Kind(); k != pipe.Request && k != pipe.Notification {
 		return rewrite.Verdict{}, nil
 	}
-	m, ok := method(f)
-	if !ok || !r.filter.Unknown(m) {
+	m := f.Method() // decoded by the envelope: session\/update is session/update
+	if !r.filter.Unknown(m) {
 		return rewrite.Verdict{}, nil // the trigger matched a nested "method"
 	}
 	if r.forward || r.client.Handles(m) {
@@ -72,15 +71,4 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		r.log.Info(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil
-}
-
-// method returns the frame's method decoded (the envelope keeps escapes).
-func method(f *rewrite.Frame) (string, bool) {
-	raw := f.Envelope().Method
-	for _, c := range raw {
-		if c == '\\' {
-			return rawjson.DecodeString(append(append([]byte{'"'}, raw...), '"'))
-		}
-	}
-	return string(raw), true
 }
