@@ -2,10 +2,10 @@ package scenario
 
 import "path/filepath"
 
-// claude scripts Claude Code behind claude-agent-acp (Anthropic Messages).
+// Claude scripts Claude Code behind claude-agent-acp (Anthropic Messages).
 // Its subagent tool is "Agent"; without run_in_background:false the
 // launch is asynchronous (background).
-func claude(p Params) map[string]Scenario {
+func (book) Claude(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
 	read := call("Read", map[string]any{"file_path": notes})
 	shell := call("Bash", map[string]any{"command": "cp notes.txt notes-copy.txt", "description": "Copy the notes file"})

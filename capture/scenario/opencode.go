@@ -2,11 +2,11 @@ package scenario
 
 import "path/filepath"
 
-// opencode scripts OpenCode 1.18 (Chat Completions through
+// OpenCode scripts OpenCode 1.18 (Chat Completions through
 // @ai-sdk/openai-compatible). Its subagent tool is "task"; background
 // subagents need OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true and the
 // "background" argument.
-func opencode(p Params) map[string]Scenario {
+func (book) OpenCode(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
 	read := call("read", map[string]any{"filePath": notes})
 	shell := call("bash", map[string]any{"command": "cp notes.txt notes-copy.txt"})

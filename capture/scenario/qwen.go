@@ -2,11 +2,11 @@ package scenario
 
 import "path/filepath"
 
-// qwen scripts Qwen Code 0.24 (OpenAI Chat Completions). Its subagent tool
+// Qwen scripts Qwen Code 0.24 (OpenAI Chat Completions). Its subagent tool
 // is "agent" and runs in the background unless run_in_background is
 // false; in "auto" approval mode it first asks the model whether the
 // subagent call should be blocked.
-func qwen(p Params) map[string]Scenario {
+func (book) Qwen(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
 	// After the turn Qwen asks for a prompt suggestion and a memory
 	// review; both get plain answers that change nothing.
