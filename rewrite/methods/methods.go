@@ -16,7 +16,7 @@ const Name = "methods"
 func Module() rewrite.Module {
 	return rewrite.Module{
 		Name:           Name,
-		Doc:            "agent-to-client methods outside ACP (craft/*, qwen/*, ...): requests answered -32601, notifications dropped (V7, C13)",
+		Doc:            "agent-to-client methods outside ACP (a vendor's own, such as craft/*): requests answered -32601, notifications dropped (V7, C13)",
 		UnknownMethods: true,
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			lg := env.Logger
