@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 )
 
@@ -231,8 +232,10 @@ func TestNamesVendor(t *testing.T) {
 // captures` lists by file name) and the recordings
 // (testdata/captures/<vendor>/) name vendor modules only, and a vendor with
 // a script has scenarios and the other way round. Every module has its
-// folder, its golden cases and a fuzz target named after it (Fuzz<Name>,
-// any case).
+// folder, its golden cases, a fuzz target named after it (Fuzz<Name>,
+// any case) and an interface guard for each rewrite interface its
+// rewriter implements (the router finds ResponseHandler and Closer by a
+// type assertion, which a changed signature would silently fail).
 func TestVendorLists(t *testing.T) {
 	vs := vendors()
 	scripts := filesNamed(t, filepath.Join(repoRoot, "capture", "agents", "*.sh"), ".sh")
@@ -262,7 +265,52 @@ func TestVendorLists(t *testing.T) {
 		if !hasFuzzTarget(t, dir, "Fuzz"+m.Name) {
 			t.Errorf("module %s: no fuzz target Fuzz%s in rewrite/%s", m.Name, m.Name, m.Name)
 		}
+		guards := interfaceGuards(t, dir)
+		rw := m.New(rewrite.Env{})
+		for name, implemented := range map[string]bool{
+			"Rewriter":        true,
+			"ResponseHandler": is[rewrite.ResponseHandler](rw),
+			"Closer":          is[rewrite.Closer](rw),
+		} {
+			if implemented && !guards[name] {
+				t.Errorf("module %s implements rewrite.%s without an interface guard (var _ rewrite.%s = (*rewriter)(nil))", m.Name, name, name)
+			}
+		}
 	}
+}
+
+func is[I any](v any) bool {
+	_, ok := v.(I)
+	return ok
+}
+
+// interfaceGuards returns the rewrite interfaces named by "var _
+// rewrite.X = ..." declarations in the non-test files of dir.
+func interfaceGuards(t *testing.T, dir string) map[string]bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	guards := map[string]bool{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(gotoken.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "_" {
+				return true
+			}
+			if sel, ok := vs.Type.(*ast.SelectorExpr); ok {
+				if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "rewrite" {
+					guards[sel.Sel.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	return guards
 }
 
 // filesNamed returns the base names, without ext, of the files matching

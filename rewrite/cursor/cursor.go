@@ -70,6 +70,15 @@ func Module() rewrite.Module {
 	}
 }
 
+// The interfaces a rewriter implements, checked by the compiler (the
+// router finds the optional two by a type assertion, which a changed
+// signature would silently fail).
+var (
+	_ rewrite.Rewriter        = (*rewriter)(nil)
+	_ rewrite.ResponseHandler = (*rewriter)(nil) // answers to the requests it sends (C9, C10)
+	_ rewrite.Closer          = (*rewriter)(nil) // cancels what is open when the client goes (C12)
+)
+
 // rewriter is the module's state for one connection.
 type rewriter struct {
 	log  *slog.Logger
