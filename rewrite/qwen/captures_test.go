@@ -2,8 +2,11 @@ package qwen_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
@@ -23,39 +26,40 @@ const (
 // holds (V2), and the frames linked to it (V4).
 var captureCases = map[string]proxytest.CaptureWant{
 	"foreground.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
 			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
 		}},
 		// two usage chunks, the read_file call and its update, the answer chunk
-		Parents: map[string]int{"call_fake_000001": 5},
+		Parents: map[string]int{"*": 5},
 	},
 	"subagents.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
 			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
 		}},
-		Parents: map[string]int{"call_fake_000001": 5},
+		Parents: map[string]int{"*": 5},
 	},
 	"background.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "agentId": "general-purpose-call_fake_000001",
+			"subagentType": "general-purpose", "agentId": proxytest.Any,
 			"background": true, "status": "completed",
 		}},
 		Emits: 1, // V5: the first backgroundTask chunk completes the launch
+		Check: backgroundAgentID,
 	},
 	"permission.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
+		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": shellPrompt,
 			"subagentType": "general-purpose", "background": false, "status": "completed",
 			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
 		}},
 		// the shell call, its permission request and updates, the read_file
 		// call and its update, chunks
-		Parents: map[string]int{"call_fake_000001": 9},
+		Parents: map[string]int{"*": 9},
 	},
 }
 
@@ -63,5 +67,29 @@ var captureCases = map[string]proxytest.CaptureWant{
 // (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), captureCases)
+	cases := map[string]proxytest.CaptureWant{}
+	for name, want := range captureCases {
+		want.Launch = isLaunch // V2: every frame of the launch call carries the snapshot
+		cases[name] = want
+	}
+	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), cases)
+}
+
+// isLaunch: a Qwen launch call is a tool call whose _meta.toolName is
+// agent (task in older versions), on every frame of it (docs/qwen.md).
+func isLaunch(obj []byte) bool {
+	name, _ := rawjson.LookupString(obj, "_meta", "toolName")
+	return name == "agent" || name == "task"
+}
+
+// backgroundAgentID: Qwen names a background subagent after its type and
+// its launch call ("general-purpose-<toolCallId>"), whatever ids a
+// recording has.
+func backgroundAgentID(t *testing.T, _ []pipe.Record, outs []proxytest.Output) {
+	for key, snap := range proxytest.Snapshots(t, outs) {
+		_, id, _ := strings.Cut(key, "/")
+		if want := snap["subagentType"].(string) + "-" + id; snap["agentId"] != want {
+			t.Errorf("%s: agentId %v, want %s", key, snap["agentId"], want)
+		}
+	}
 }
