@@ -117,10 +117,17 @@ func TestWildcards(t *testing.T) {
 			t.Errorf("%s: wildcards gave %v for want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := wildParents(map[string]int{"c1": 3}, map[string]int{"*": 3}); fmt.Sprint(got) != "map[*:3]" {
+	launch := map[string]map[string]any{"s1/c1": snap()}
+	if got := wildParents(map[string]int{"c1": 3}, map[string]int{"*": 3}, launch); fmt.Sprint(got) != "map[*:3]" {
 		t.Errorf("the only parent: %v", got)
 	}
-	if got := wildParents(map[string]int{"c1": 1, "c2": 2}, map[string]int{"*": 3}); len(got) != 2 {
+	if got := wildParents(map[string]int{"c9": 3}, map[string]int{"*": 3}, launch); fmt.Sprint(got) != "map[c9:3]" {
+		t.Errorf("a parent that is not the launch call: %v", got)
+	}
+	if got := wildParents(map[string]int{"c9": 3}, map[string]int{"*": 3}, nil); fmt.Sprint(got) != "map[*:3]" {
+		t.Errorf("the only parent of standard child sessions: %v", got)
+	}
+	if got := wildParents(map[string]int{"c1": 1, "c2": 2}, map[string]int{"*": 3}, launch); len(got) != 2 {
 		t.Errorf("two parents are not the only one: %v", got)
 	}
 }
