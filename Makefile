@@ -11,7 +11,7 @@ DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures update
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -100,6 +100,18 @@ captures:
 		echo "captures: $$v"; \
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
+
+## update: rewrite every golden from the current code, e.g. after `make
+## captures`: go test -update in each package whose tests have goldens
+## (those that use rewrite/rewritetest or define -update themselves; a
+## plain `go test ./... -update` stops at the packages without the flag).
+## Review the diff (git diff --stat, then the files) before committing.
+update:
+	@pkgs=$$( { $(GO) list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | \
+		awk '/ [^ ]*\/rewrite\/rewritetest( |$$)/ {print $$1}'; \
+		grep -l 'flag.Bool("update"' $$(git ls-files '*.go') | xargs -n1 dirname | sed 's|^|./|'; } | sort -u); \
+	echo "go test -update:" $$pkgs; \
+	$(GO) test -count=1 $$pkgs -update
 
 clean:
 	rm -rf bin interop/ts/node_modules
