@@ -25,21 +25,12 @@ func TestReaderRaw(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rd := newReaderSize(strings.NewReader(tt.in), 32)
-			var got []string
-			for {
-				_, err := rd.ReadFrame()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				raw := string(rd.Raw())
+			got := frames(t, rd, func([]byte) string {
 				if rd.Raw() == nil {
-					raw = "-"
+					return "-"
 				}
-				got = append(got, raw)
-			}
+				return string(rd.Raw())
+			})
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("raw = %q, want %q", got, tt.want)
 			}
@@ -89,27 +80,10 @@ func TestReaderLongLines(t *testing.T) {
 		{"F3 two long lines", long + "\n" + long + "\n", []string{long, long}},
 		{"F1 bom before long line", "\xEF\xBB\xBF" + long + "\n", []string{long}},
 	}
-	readers := map[string]func(io.Reader) io.Reader{
-		"whole":   func(r io.Reader) io.Reader { return r },
-		"onebyte": iotest.OneByteReader,
-		"half":    iotest.HalfReader,
-		"dataerr": iotest.DataErrReader,
-	}
 	for _, tt := range tests {
-		for rname, wrap := range readers {
+		for rname, wrap := range chunkings() {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
-				rd := newReaderSize(wrap(strings.NewReader(tt.in)), 16)
-				var got []string
-				for {
-					f, err := rd.ReadFrame()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, string(f))
-				}
+				got := frames(t, newReaderSize(wrap(strings.NewReader(tt.in)), 16), func(f []byte) string { return string(f) })
 				if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 					t.Fatalf("frames = %q, want %q", got, tt.want)
 				}

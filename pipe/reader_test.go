@@ -10,8 +10,12 @@ import (
 )
 
 func readAll(t testing.TB, r io.Reader) []string {
+	return frames(t, NewReader(r), func(f []byte) string { return string(f) })
+}
+
+// frames reads rd to its end and returns what see makes of each frame.
+func frames(t testing.TB, rd *Reader, see func(frame []byte) string) []string {
 	t.Helper()
-	rd := NewReader(r)
 	var out []string
 	for {
 		f, err := rd.ReadFrame()
@@ -21,7 +25,18 @@ func readAll(t testing.TB, r io.Reader) []string {
 		if err != nil {
 			t.Fatalf("ReadFrame: %v", err)
 		}
-		out = append(out, string(f))
+		out = append(out, see(f))
+	}
+}
+
+// chunkings are the ways the tests hand a reader its input: whole, a
+// byte at a time, half of what is asked, and the data with io.EOF.
+func chunkings() map[string]func(io.Reader) io.Reader {
+	return map[string]func(io.Reader) io.Reader{
+		"whole":   func(r io.Reader) io.Reader { return r },
+		"onebyte": iotest.OneByteReader,
+		"half":    iotest.HalfReader,
+		"dataerr": iotest.DataErrReader,
 	}
 }
 
@@ -43,14 +58,8 @@ func TestReaderFraming(t *testing.T) {
 		{"lone cr inside kept", "{\"a\":\r1}\n", []string{"{\"a\":\r1}"}},
 		{"leading spaces kept", "  {}\n", []string{"  {}"}},
 	}
-	readers := map[string]func(io.Reader) io.Reader{
-		"whole":   func(r io.Reader) io.Reader { return r },
-		"onebyte": iotest.OneByteReader,
-		"half":    iotest.HalfReader,
-		"dataerr": iotest.DataErrReader,
-	}
 	for _, tt := range tests {
-		for rname, wrap := range readers {
+		for rname, wrap := range chunkings() {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
 				got := readAll(t, wrap(strings.NewReader(tt.in)))
 				if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
