@@ -15,18 +15,18 @@ func (book) OpenCode(p Params) map[string]Scenario {
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent and tell me its first line.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task", LaunchArgs: launchArgs("general", readPrompt, nil),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task", LaunchArgs: launchArgs("general", readPrompt, map[string]any{"background": true}),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (using the shell) and tell me the first line.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task",
 				LaunchArgs: launchArgs("general", "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line.", nil),
-				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}
 }

@@ -26,18 +26,18 @@ func (book) Qwen(p Params) map[string]Scenario {
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent (run it in the foreground) and tell me its first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(false, readPrompt),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(true, readPrompt),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (foreground, using the shell) and tell me the first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent",
 				LaunchArgs: launch(false, "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."),
-				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}
 }

@@ -89,3 +89,16 @@ func TestLookupErrors(t *testing.T) {
 		}
 	}
 }
+
+// answers returns a step of sc's script: the turn it answers a request
+// with, failing the test unless rule wantRule answered.
+func answers(t *testing.T, sc Scenario) func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
+	return func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
+		t.Helper()
+		turn, rule := sc.Script.Next(r)
+		if rule != wantRule {
+			t.Fatalf("rule %s answered (%+v), want %s", rule, turn, wantRule)
+		}
+		return turn
+	}
+}

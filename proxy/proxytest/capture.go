@@ -3,6 +3,7 @@ package proxytest
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -218,6 +219,22 @@ func Inert(name string) rewrite.Module {
 type inertRewriter struct{}
 
 func (inertRewriter) Rewrite(*rewrite.Frame) (rewrite.Verdict, error) { return rewrite.Verdict{}, nil }
+
+// OneLaunch is the CaptureWant.Snapshots of a recording with one launch
+// call, whatever its ids ("*/*"): the fields of every map, a later map's
+// winning.
+func OneLaunch(fields ...map[string]any) map[string]map[string]any {
+	return map[string]map[string]any{"*/*": Fields(fields...)}
+}
+
+// Fields merges snapshot fields into a new map, a later map's winning.
+func Fields(fields ...map[string]any) map[string]any {
+	s := map[string]any{}
+	for _, f := range fields {
+		maps.Copy(s, f)
+	}
+	return s
+}
 
 // Any, as a value in CaptureWant.Snapshots, matches any value of a field
 // that is present.

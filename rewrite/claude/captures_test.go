@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/capture/scenario"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -41,30 +42,18 @@ var captureCases = []captureCase{
 	{
 		file: "flat-foreground.jsonl", // real, adapter 0.101.0: toolResponse frame first, handback report
 		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"e4e985fb-6247-4e2e-9356-70fcd4544120/toolu_01Fake000004": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
-				"subagentType": "general-purpose", "agentId": "a1f94640b7cfb98ba", "background": false,
-				"status": "completed", "durationMs": 751.0,
-				"resultText":  "First line of notes.txt: alpha: the first line of the notes file",
-				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
-			},
-		},
-			Parents: map[string]int{"toolu_01Fake000004": 6}, Emits: 1}, // Read x3, SubagentHandback x3
+			"e4e985fb-6247-4e2e-9356-70fcd4544120/toolu_01Fake000004": proxytest.Fields(notes(readTask), foreground(),
+				map[string]any{"agentId": "a1f94640b7cfb98ba", "durationMs": 751.0}),
+		}, Parents: map[string]int{"toolu_01Fake000004": 6}, Emits: 1}, // Read x3, SubagentHandback x3
 	},
 	{
 		file: "flat-permission.jsonl", // real: the subagent's Bash call asks for permission
 		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"63bce315-c4dd-46b8-b0fa-294076f62228/toolu_01Fake000004": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] [use-bash] Read the file notes.txt in the workspace, copy it to notes-copy.txt, and report its first line.",
-				"subagentType": "general-purpose", "agentId": "a8665b69722719b5e", "background": false,
-				"status": "completed", "durationMs": 987.0,
-				"resultText":  "First line of notes.txt: alpha: the first line of the notes file", // L8: without the tag
-				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
-			},
-		},
-			Parents: map[string]int{"toolu_01Fake000004": 7}, Emits: 1}, // Read x3, Bash x3, the permission request
+			// resultText without the tag (L8)
+			"63bce315-c4dd-46b8-b0fa-294076f62228/toolu_01Fake000004": proxytest.Fields(
+				notes("[subtask-marker] [use-bash] Read the file notes.txt in the workspace, copy it to notes-copy.txt, and report its first line."),
+				foreground(), map[string]any{"agentId": "a8665b69722719b5e", "durationMs": 987.0}),
+		}, Parents: map[string]int{"toolu_01Fake000004": 7}, Emits: 1}, // Read x3, Bash x3, the permission request
 	},
 	{
 		file: "native.jsonl", // real: standard subagent sessions, no launch tool call at all
@@ -73,45 +62,21 @@ var captureCases = []captureCase{
 	},
 	{
 		file: "rig-foreground.jsonl", // real, recorded with the capture rig (make captures VENDOR=claude)
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"*/*": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
-				"subagentType": "general-purpose", "agentId": proxytest.Any, "background": false,
-				"status": "completed", "durationMs": proxytest.Any,
-				"resultText":  "First line of notes.txt: alpha: the first line of the notes file",
-				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
-			},
-		},
+		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(notes(readTask), foreground(),
+			map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
 			Parents: map[string]int{"*": 6}, Emits: 1}, // Read x3, SubagentHandback x3
 	},
 	{
 		file: "rig-background.jsonl", // real, rig: no run_in_background, an async launch, the hand-back (L7)
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"*/*": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
-				"subagentType": "general-purpose", "agentId": proxytest.Any, "background": true,
-				"status": "completed", "resolvedModel": "claude-opus-5-5",
-				"resultText": "First line of notes.txt: alpha: the first line of the notes file",
-				"outputFile": proxytest.Any,
-				"raw":        map[string]any{"toolResponseStatus": "async_launched"},
-			},
-		},
+		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(notes(readTask), background(),
+			map[string]any{"status": "completed", "resultText": firstLine, "agentId": proxytest.Any, "outputFile": proxytest.Any}),
 			Parents: map[string]int{"*": 6}, Emits: 1}, // Read x3, SubagentHandback x3, after the launch completed
 	},
 	{
-		file: "rig-permission.jsonl", // real, rig: mode default, the subagent's Bash asks
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"*/*": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line.",
-				"subagentType": "general-purpose", "agentId": proxytest.Any, "background": false,
-				"status": "completed", "durationMs": proxytest.Any,
-				"resultText":  "First line of notes.txt: alpha: the first line of the notes file", // L8: without the tag
-				"totalTokens": 120.0, "toolUseCount": 2.0, "resolvedModel": "claude-opus-5-5",
-			},
-		},
+		file: "rig-permission.jsonl", // real, rig: mode default, the subagent's Bash asks; resultText without the tag (L8)
+		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(
+			notes("[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line."),
+			foreground(), map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
 			Parents: map[string]int{"*": 7}, Emits: 1}, // Bash x3, the permission request, Read x3
 	},
 	{
@@ -122,32 +87,22 @@ var captureCases = []captureCase{
 	{
 		file: "flat-background-default.jsonl", // hand-written: async launch, no run_in_background
 		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"hw-background-0001/toolu_01HandBg000004": {
+			"hw-background-0001/toolu_01HandBg000004": proxytest.Fields(background(), map[string]any{
 				"vendor": "claude", "toolName": "Agent", "description": "Watch build log",
 				"prompt":       "[subtask-marker] Watch the build log and report the first error.",
-				"subagentType": "general-purpose", "agentId": "a5e0c1d2b3a49f8e7", "background": true,
-				"status":     "launched",
+				"subagentType": "general-purpose", "agentId": "a5e0c1d2b3a49f8e7", "status": "launched",
 				"outputFile": "/tmp/hw/agents/a5e0c1d2b3a49f8e7.output",
-				"raw":        map[string]any{"toolResponseStatus": "async_launched"},
-			},
-		},
-			Parents: map[string]int{"toolu_01HandBg000004": 3}}, // Read x3, after the launch call completed
+			}),
+		}, Parents: map[string]int{"toolu_01HandBg000004": 3}}, // Read x3, after the launch call completed
 	},
 	{
 		file: "flat-background.jsonl", // real: run_in_background:true, hand-back on a usage_update (L7)
 		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"fa3ff9ed-6307-4909-8d41-97a531455acb/toolu_01Fake000004": {
-				"vendor": "claude", "toolName": "Agent", "description": "Read notes file",
-				"prompt":       "[subtask-marker] Read the file notes.txt in the workspace and report its first line.",
-				"subagentType": "general-purpose", "agentId": "a98d117ea0a8fe889", "background": true,
-				"status":        "completed",
-				"resultText":    "First line of notes.txt: alpha: the first line of the notes file",
-				"resolvedModel": "claude-opus-5-5",
-				"outputFile":    "/tmp/claude-0/-tmp-claude-capture-ws/fa3ff9ed-6307-4909-8d41-97a531455acb/tasks/a98d117ea0a8fe889.output",
-				"raw":           map[string]any{"toolResponseStatus": "async_launched"},
-			},
-		},
-			Parents: map[string]int{"toolu_01Fake000004": 6}, Emits: 1}, // Read x3, SubagentHandback x3, after the launch completed
+			"fa3ff9ed-6307-4909-8d41-97a531455acb/toolu_01Fake000004": proxytest.Fields(notes(readTask), background(), map[string]any{
+				"agentId": "a98d117ea0a8fe889", "status": "completed", "resultText": firstLine,
+				"outputFile": "/tmp/claude-0/-tmp-claude-capture-ws/fa3ff9ed-6307-4909-8d41-97a531455acb/tasks/a98d117ea0a8fe889.output",
+			}),
+		}, Parents: map[string]int{"toolu_01Fake000004": 6}, Emits: 1}, // Read x3, SubagentHandback x3, after the launch completed
 	},
 	{
 		file: "flat-task-older-order.jsonl", // hand-written: "Task", completed frame before toolResponse
@@ -160,9 +115,32 @@ var captureCases = []captureCase{
 				"resultText":  "There are 2 .go files under ./proxy; router.go is the largest.",
 				"totalTokens": 2048.0, "toolUseCount": 1.0,
 			},
-		},
-			Parents: map[string]int{"toolu_01HandOld000004": 4}}, // chunk, Glob x2, chunk
+		}, Parents: map[string]int{"toolu_01HandOld000004": 4}}, // chunk, Glob x2, chunk
 	},
+}
+
+// The notes task of the capture rig's scripts (capture/scenario), which
+// the delivered recordings were made with too.
+const (
+	readTask  = scenario.ReadTask
+	firstLine = scenario.ChildFinal
+)
+
+// notes are the fields of a launch call of the notes task with prompt.
+func notes(prompt string) map[string]any {
+	return map[string]any{"vendor": "claude", "toolName": "Agent", "description": "Read notes file", "prompt": prompt,
+		"subagentType": "general-purpose", "resolvedModel": "claude-opus-5-5"}
+}
+
+// foreground is what a foreground launch says when it is done.
+func foreground() map[string]any {
+	return map[string]any{"background": false, "status": "completed", "resultText": firstLine,
+		"totalTokens": 120.0, "toolUseCount": 2.0}
+}
+
+// background is what an asynchronous launch says.
+func background() map[string]any {
+	return map[string]any{"background": true, "raw": map[string]any{"toolResponseStatus": "async_launched"}}
 }
 
 // TestCaptures runs each whole-session capture through a Router with the

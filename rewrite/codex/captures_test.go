@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/capture/scenario"
+
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
@@ -16,8 +18,8 @@ import (
 var capturesDir = filepath.Join("..", "..", "testdata", "captures")
 
 const (
-	prompt    = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
-	firstLine = "First line of notes.txt: alpha: the first line of the notes file"
+	prompt    = scenario.ReadTask
+	firstLine = scenario.ChildFinal
 )
 
 // captureCases are the hand-checked results of each real Codex recording:

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/capture/scenario"
+
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
@@ -14,35 +16,29 @@ import (
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "opencode")
 
 const (
-	prompt      = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
+	prompt      = scenario.ReadTask
 	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
-	firstLine   = "First line of notes.txt: alpha: the first line of the notes file"
+	firstLine   = scenario.ChildFinal
 )
 
 // captureCases are the hand-checked results of each recording: the last
 // snapshot of its task call, which is every field OpenCode's data holds
 // (V2). OpenCode forwards no child frames, so nothing is linked (V4).
 var captureCases = map[string]proxytest.CaptureWant{
-	"foreground.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
-		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
-		"subagentType": "general", "status": "completed", "resultText": firstLine,
-		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
-	}}},
-	"subagents.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
-		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
-		"subagentType": "general", "status": "completed", "resultText": firstLine,
-		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
-	}}},
-	"background.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
-		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
-		"subagentType": "general", "background": true, "status": "launched", "agentId": proxytest.Any,
-		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
-	}}},
-	"permission.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
-		"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": shellPrompt,
-		"subagentType": "general", "status": "failed",
-		"resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any,
-	}}},
+	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(prompt), finished)},
+	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(prompt), finished)},
+	"background.jsonl": {Snapshots: proxytest.OneLaunch(launched(prompt),
+		map[string]any{"background": true, "status": "launched", "agentId": proxytest.Any})},
+	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(shellPrompt), map[string]any{"status": "failed"})},
+}
+
+// finished is what a foreground launch says when it is done.
+var finished = map[string]any{"status": "completed", "resultText": firstLine}
+
+// launched are the fields of every recording's launch call of prompt.
+func launched(prompt string) map[string]any {
+	return map[string]any{"vendor": "opencode", "toolName": "task", "description": "Read notes file", "prompt": prompt,
+		"subagentType": "general", "resolvedModel": "fake/fake-model", "childSessionId": proxytest.Any}
 }
 
 // TestCaptures replays every real recording through the opencode module

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/capture/scenario"
+
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
@@ -16,51 +18,37 @@ import (
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
 
 const (
-	prompt      = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
+	prompt      = scenario.ReadTask
 	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
-	firstLine   = "First line of notes.txt: alpha: the first line of the notes file"
+	firstLine   = scenario.ChildFinal
 )
 
 // captureCases are the hand-checked results of each recording: the
 // last snapshot of its launch call, which is every field Qwen's data
 // holds (V2), and the frames linked to it (V4).
 var captureCases = map[string]proxytest.CaptureWant{
-	"foreground.jsonl": {
-		Snapshots: map[string]map[string]any{"*/*": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
-		}},
-		// two usage chunks, the read_file call and its update, the answer chunk
-		Parents: map[string]int{"*": 5},
-	},
-	"subagents.jsonl": {
-		Snapshots: map[string]map[string]any{"*/*": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
-		}},
-		Parents: map[string]int{"*": 5},
-	},
+	// two usage chunks, the read_file call and its update, the answer chunk
+	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(prompt, 240, 1)), Parents: map[string]int{"*": 5}},
+	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(), finished(prompt, 240, 1)), Parents: map[string]int{"*": 5}},
 	"background.jsonl": {
-		Snapshots: map[string]map[string]any{"*/*": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "agentId": proxytest.Any,
-			"background": true, "status": "completed",
-		}},
-		Emits: 1, // V5: the first backgroundTask chunk completes the launch
-		Check: backgroundAgentID,
+		Snapshots: proxytest.OneLaunch(launched(), map[string]any{"prompt": prompt, "agentId": proxytest.Any, "background": true, "status": "completed"}),
+		Emits:     1, // V5: the first backgroundTask chunk completes the launch
+		Check:     backgroundAgentID,
 	},
-	"permission.jsonl": {
-		Snapshots: map[string]map[string]any{"*/*": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": shellPrompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
-		}},
-		// the shell call, its permission request and updates, the read_file
-		// call and its update, chunks
-		Parents: map[string]int{"*": 9},
-	},
+	// the shell call, its permission request and updates, the read_file
+	// call and its update, chunks
+	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(shellPrompt, 360, 2)), Parents: map[string]int{"*": 9}},
+}
+
+// launched are the fields of every recording's launch call.
+func launched() map[string]any {
+	return map[string]any{"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "subagentType": "general-purpose"}
+}
+
+// finished is what a foreground launch of prompt says when it is done.
+func finished(prompt string, tokens, tools float64) map[string]any {
+	return map[string]any{"prompt": prompt, "background": false, "status": "completed", "durationMs": proxytest.Any,
+		"resultText": firstLine, "totalTokens": tokens, "toolUseCount": tools}
 }
 
 // TestCaptures replays every real recording through the qwen module
