@@ -25,7 +25,7 @@ func (book) OpenCode(p Params) map[string]Scenario {
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (using the shell) and tell me the first line.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task",
-				LaunchArgs: launchArgs("general", "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line.", nil),
+				LaunchArgs: launchArgs("general", shellPrompt, nil),
 				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}

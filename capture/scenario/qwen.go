@@ -36,7 +36,7 @@ func (book) Qwen(p Params) map[string]Scenario {
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (foreground, using the shell) and tell me the first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent",
-				LaunchArgs: launch(false, "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."),
+				LaunchArgs: launch(false, shellPrompt),
 				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}

@@ -11,10 +11,9 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"

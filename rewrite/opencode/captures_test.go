@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
@@ -17,7 +16,7 @@ var capturesDir = filepath.Join("..", "..", "testdata", "captures", "opencode")
 
 const (
 	prompt      = scenario.ReadTask
-	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
+	shellPrompt = scenario.ShellTask
 	firstLine   = scenario.ChildFinal
 )
 

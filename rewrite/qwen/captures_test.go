@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
@@ -19,7 +18,7 @@ var capturesDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
 
 const (
 	prompt      = scenario.ReadTask
-	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
+	shellPrompt = scenario.ShellTask
 	firstLine   = scenario.ChildFinal
 )
 
