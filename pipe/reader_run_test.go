@@ -121,14 +121,7 @@ func relayRuns(in []byte, wrap func(io.Reader) io.Reader, size int) ([]byte, err
 		writeRun()
 		_ = w.Flush()
 	})
-	for {
-		f, err := rd.ReadFrame()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := eachFrame(rd, func(f []byte) error {
 		if raw := rd.Raw(); raw != nil {
 			if len(run) > 0 && &run[:len(run)+1][len(run)] == &raw[0] {
 				run = run[:len(run)+len(raw)]
@@ -136,12 +129,13 @@ func relayRuns(in []byte, wrap func(io.Reader) io.Reader, size int) ([]byte, err
 				writeRun()
 				run = raw
 			}
-			continue
+			return nil
 		}
 		writeRun()
-		if err := w.WriteFrame(f, false); err != nil {
-			return nil, err
-		}
+		return w.WriteFrame(f, false)
+	})
+	if err != nil {
+		return nil, err
 	}
 	writeRun()
 	if werr != nil {

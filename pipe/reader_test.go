@@ -17,15 +17,26 @@ func readAll(t testing.TB, r io.Reader) []string {
 func frames(t testing.TB, rd *Reader, see func(frame []byte) string) []string {
 	t.Helper()
 	var out []string
+	if err := eachFrame(rd, func(f []byte) error { out = append(out, see(f)); return nil }); err != nil {
+		t.Fatalf("ReadFrame: %v", err)
+	}
+	return out
+}
+
+// eachFrame calls fn with every frame of rd until io.EOF (nil) or an
+// error of either.
+func eachFrame(rd *Reader, fn func(frame []byte) error) error {
 	for {
 		f, err := rd.ReadFrame()
 		if errors.Is(err, io.EOF) {
-			return out
+			return nil
+		}
+		if err == nil {
+			err = fn(f)
 		}
 		if err != nil {
-			t.Fatalf("ReadFrame: %v", err)
+			return err
 		}
-		out = append(out, see(f))
 	}
 }
 
@@ -136,17 +147,8 @@ func relay(in []byte, wrap func(io.Reader) io.Reader) ([]byte, error) {
 	var out bytes.Buffer
 	rd := NewReader(wrap(bytes.NewReader(in)))
 	w := NewWriter(&out)
-	for {
-		f, err := rd.ReadFrame()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := w.WriteFrame(f, rd.Buffered() == 0); err != nil {
-			return nil, err
-		}
+	if err := eachFrame(rd, func(f []byte) error { return w.WriteFrame(f, rd.Buffered() == 0) }); err != nil {
+		return nil, err
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err
