@@ -14,25 +14,21 @@ import (
 // its README for how they were made).
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "opencode")
 
-const (
-	prompt      = scenario.ReadTask
-	shellPrompt = scenario.ShellTask
-	firstLine   = scenario.ChildFinal
-)
-
 // captureCases are the hand-checked results of each recording: the last
 // snapshot of its task call, which is every field OpenCode's data holds
 // (V2). OpenCode forwards no child frames, so nothing is linked (V4).
 var captureCases = map[string]proxytest.CaptureWant{
-	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(prompt), finished)},
-	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(prompt), finished)},
-	"background.jsonl": {Snapshots: proxytest.OneLaunch(launched(prompt),
+	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(scenario.ReadTask), finished())},
+	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(scenario.ReadTask), finished())},
+	"background.jsonl": {Snapshots: proxytest.OneLaunch(launched(scenario.ReadTask),
 		map[string]any{"background": true, "status": "launched", "agentId": proxytest.Any})},
-	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(shellPrompt), map[string]any{"status": "failed"})},
+	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(scenario.ShellTask), map[string]any{"status": "failed"})},
 }
 
 // finished is what a foreground launch says when it is done.
-var finished = map[string]any{"status": "completed", "resultText": firstLine}
+func finished() map[string]any {
+	return map[string]any{"status": "completed", "resultText": scenario.ChildFinal}
+}
 
 // launched are the fields of every recording's launch call of prompt.
 func launched(prompt string) map[string]any {

@@ -16,27 +16,21 @@ import (
 // its README for how they were made).
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
 
-const (
-	prompt      = scenario.ReadTask
-	shellPrompt = scenario.ShellTask
-	firstLine   = scenario.ChildFinal
-)
-
 // captureCases are the hand-checked results of each recording: the
 // last snapshot of its launch call, which is every field Qwen's data
 // holds (V2), and the frames linked to it (V4).
 var captureCases = map[string]proxytest.CaptureWant{
 	// two usage chunks, the read_file call and its update, the answer chunk
-	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(prompt, 240, 1)), Parents: map[string]int{"*": 5}},
-	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(), finished(prompt, 240, 1)), Parents: map[string]int{"*": 5}},
+	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ReadTask, 240, 1)), Parents: map[string]int{"*": 5}},
+	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ReadTask, 240, 1)), Parents: map[string]int{"*": 5}},
 	"background.jsonl": {
-		Snapshots: proxytest.OneLaunch(launched(), map[string]any{"prompt": prompt, "agentId": proxytest.Any, "background": true, "status": "completed"}),
+		Snapshots: proxytest.OneLaunch(launched(), map[string]any{"prompt": scenario.ReadTask, "agentId": proxytest.Any, "background": true, "status": "completed"}),
 		Emits:     1, // V5: the first backgroundTask chunk completes the launch
 		Check:     backgroundAgentID,
 	},
 	// the shell call, its permission request and updates, the read_file
 	// call and its update, chunks
-	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(shellPrompt, 360, 2)), Parents: map[string]int{"*": 9}},
+	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ShellTask, 360, 2)), Parents: map[string]int{"*": 9}},
 }
 
 // launched are the fields of every recording's launch call.
@@ -47,7 +41,7 @@ func launched() map[string]any {
 // finished is what a foreground launch of prompt says when it is done.
 func finished(prompt string, tokens, tools float64) map[string]any {
 	return map[string]any{"prompt": prompt, "background": false, "status": "completed", "durationMs": proxytest.Any,
-		"resultText": firstLine, "totalTokens": tokens, "toolUseCount": tools}
+		"resultText": scenario.ChildFinal, "totalTokens": tokens, "toolUseCount": tools}
 }
 
 // TestCaptures replays every real recording through the qwen module
