@@ -37,6 +37,12 @@ type Module struct {
 	// tools such as the replay timeline can name them without a list of
 	// their own.
 	VendorMethods []string
+	// HandledByClients names clients known to handle some of the
+	// module's VendorMethods themselves (rule P7): for such a client the
+	// module forwards those requests unchanged and sends no answer of
+	// its own; everything else it does still happens. The router tells
+	// the module through Env.Client; --client-handles replaces the table.
+	HandledByClients []ClientMethods
 	// Summarize, when set, describes the params of one of the module's
 	// VendorMethods on one line, for the replay timeline; quote shows a
 	// vendor text (quoted, on one line, shortened).
@@ -72,6 +78,10 @@ type Env struct {
 	// MaxEntries caps the entries of each of the module's tables
 	// (table.DefaultEntries when zero).
 	MaxEntries int
+	// Client is the connection's client (rule P7), the same for every
+	// module; the router fills it in when the client's initialize
+	// request passes. Nil (tests, tools) is a client nothing is known of.
+	Client *Client
 }
 
 // NewTable returns a capped table of the connection (rule P6): cfg with
@@ -127,6 +137,7 @@ func Validate(mods []Module) error {
 		if m.New == nil {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
 		}
+		errs = append(errs, validateClients(m)...)
 	}
 	errs = append(errs, validateOptions(mods))
 	return errors.Join(errs...)

@@ -17,10 +17,10 @@ func TestOptions(t *testing.T) {
 	for _, o := range all {
 		names = append(names, o.Name)
 	}
-	if want := []string{ForwardUnknownVendorMethods, VendorOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
+	if want := []string{ForwardUnknownVendorMethods, VendorOption, ClientHandlesOption, ClientTraitsOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("AllOptions = %v, want %v", names, want)
 	}
-	if got := all[2].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
+	if got := all[4].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
 		t.Fatalf("EnvVar = %q", got)
 	}
 	tests := []struct {

@@ -13,6 +13,10 @@ type call struct {
 	id      string
 	task    bool // a subagent launch (C2)
 	done    bool // completed or failed was seen
+	// vendorStatus is the last ACP status Cursor sent for the call: the
+	// frames the proxy adds for it say it too (P7), so that none reads
+	// as the call running again.
+	vendorStatus string
 	// sawToolCall: a tool_call frame of this call was seen. A later
 	// tool_call with the same id is a new call (C6); only an entry made
 	// by S2's subagent_spawned before the call's tool_call is kept.
@@ -79,6 +83,15 @@ func (c *call) contentWithLink(child string) (content json.RawMessage, ok bool) 
 	return b, true
 }
 
+// lastStatus returns the last ACP status Cursor sent for the tool call
+// id, or "" when none is known (P7).
+func (r *rewriter) lastStatus(id string) string {
+	if c, ok := r.calls.Get(id); ok {
+		return c.vendorStatus
+	}
+	return ""
+}
+
 // startOver forgets what earlier frames (S2's spawn link) showed the
 // client: it learns of the call from this tool_call.
 func (c *call) startOver() {
@@ -107,7 +120,10 @@ func (c *call) observe(u *updateMembers) {
 			}
 		}
 	}
-	c.observeStatus(str(u[updStatus]))
+	if st := str(u[updStatus]); st != "" {
+		c.vendorStatus = st
+		c.observeStatus(st)
+	}
 }
 
 // observeStatus maps an ACP tool call status to the snapshot's, which

@@ -236,7 +236,7 @@ func (r *rewriter) spawnLink(c *call, sid, child string) ([]byte, error) {
 	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id,
 		Meta: meta.Object(meta.SubagentMember, c.snap.subagent().JSON())}
 	if content, ok := c.contentWithLink(child); ok {
-		u.Content = content
+		u.Content, u.Status = content, c.vendorStatus // P7
 		c.shown.content, c.shown.link = true, true
 	} else {
 		r.log.Debug("session link left for the next frame with content: vendor content not kept", "rule", "S2", "toolCallId", c.id)

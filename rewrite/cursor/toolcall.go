@@ -183,6 +183,7 @@ func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, err
 	if r.s1() {
 		post = r.finishChild(c)
 	}
+	edits = c.statusWith(fr.u[updStatus], edits)
 	snap, err := meta.SubagentEdit(fr.raw, c.snap.subagent(), "params", "update")
 	if err != nil {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("M", "%w", err)
@@ -240,6 +241,23 @@ func (c *call) contentAndLink(content []byte, edits []rawjson.Edit) ([]rawjson.E
 		c.shown.link = true
 	}
 	return edits, nil
+}
+
+// statusWith appends, when the proxy gives a frame without a status
+// (status, its raw member, nil when absent) a title or content, the
+// edit that says the call's last vendor status too (P7): a client that
+// reads a status-less update with content as running would otherwise
+// show a finished call running again.
+func (c *call) statusWith(status []byte, edits []rawjson.Edit) []rawjson.Edit {
+	if status != nil || c.vendorStatus == "" {
+		return edits
+	}
+	for _, e := range edits {
+		if k := e.Path[len(e.Path)-1]; k == "title" || k == "content" {
+			return append(edits, updateEdit("status", rawjson.Text(c.vendorStatus)))
+		}
+	}
+	return edits
 }
 
 // updateEdit sets params.update.<key>.
