@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // proxySession is a running proxy in front of the fake agent.
@@ -511,7 +513,7 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},
-		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: codex, gemini, qwen, opencode)`},
+		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: ` + strings.Join(rewrite.VendorNames(allModules()), ", ") + ")"},
 		{"vendor that is no vendor module", []string{"--vendor", "cursor", "--", "true"}, 2, `unknown vendor "cursor"`},
 		{"bad log level", []string{"--log-level", "loud", "--", "true"}, 2, "--log-level"},
 		{"version", []string{"--version"}, 0, version},

@@ -263,7 +263,7 @@ func TestVendorLists(t *testing.T) {
 			t.Errorf("module %s: no golden cases in rewrite/%s/testdata/golden", m.Name, m.Name)
 		}
 		if !hasFuzzTarget(t, dir, "Fuzz"+m.Name) {
-			t.Errorf("module %s: no fuzz target Fuzz%s in rewrite/%s", m.Name, m.Name, m.Name)
+			t.Errorf("module %s: no fuzz target Fuzz%s (any case) in rewrite/%s", m.Name, m.Name, m.Name)
 		}
 		guards := interfaceGuards(t, dir)
 		rw := m.New(rewrite.Env{})
