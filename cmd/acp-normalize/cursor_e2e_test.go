@@ -217,17 +217,7 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	cmd.Env = append(append(os.Environ(), cursorFakeAgentEnv+"=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	c := &cursorClient{t: t, stdin: stdin, lines: make(chan []byte, 64)}
 	go func() {
 		defer close(c.lines)
@@ -314,4 +304,21 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("proxy exit: %v", err)
 	}
+}
+
+// startPiped starts cmd with pipes to its stdin and from its stdout.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }

@@ -66,19 +66,10 @@ func startArgs(t *testing.T, scriptPath string, args []string, extraEnv ...strin
 	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, stdout := startPiped(t, cmd)
+	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: stderr, done: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-s.done:
