@@ -200,6 +200,9 @@ func endLabel(s *proxy.Step) string {
 		return "end of capture: the client is gone"
 	}
 	label := "event " + s.Text
+	if s.Connection != 0 {
+		label += " " + strconv.FormatInt(s.Connection, 10)
+	}
 	if s.Signal != "" {
 		label += " " + s.Signal
 	}
@@ -211,6 +214,11 @@ func endLabel(s *proxy.Step) string {
 	}
 	if s.Argv != nil {
 		label += ", agent " + strings.Join(s.Argv, " ")
+	}
+	if s.Component {
+		// K1: the agent side was reached through a conductor; the capture
+		// holds its frames unwrapped, as the modules saw them.
+		label += ", as a conductor's proxy component (the successor's wrapped frames shown unwrapped)"
 	}
 	if s.Code != nil {
 		label += " code " + strconv.Itoa(*s.Code)

@@ -164,6 +164,12 @@ func loadFile(name string) (*file, error) {
 	return f, nil
 }
 
+// hasDef reports whether f has the definition name.
+func (f *file) hasDef(name string) bool {
+	_, err := f.def(name)
+	return err == nil
+}
+
 // def compiles (once) the definition name of f.
 func (f *file) def(name string) (*jsonschema.Schema, error) {
 	f.mu.Lock()
@@ -372,6 +378,23 @@ func (s *Schema) Validate(from Sender, method string, frame []byte) error {
 	return fmt.Errorf("not a JSON-RPC request, notification or response")
 }
 
+// ValidateDef checks value, raw JSON, against the definition def (a $defs
+// name) of the stable file, or of the unstable one when only it has def.
+// It is for shapes Validate does not route by method and side, such as
+// the conductor protocol's (x-side "proxy": InitializeProxyRequest,
+// ProxySuccessorRequest, ...).
+func (s *Schema) ValidateDef(def string, value []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	f := s.stable
+	if !f.hasDef(def) {
+		f = s.unstable
+	}
+	return s.check(f, def, inst, "")
+}
+
 type defRef struct{ def string }
 
 // responseDef finds the response definition of method for responder,
@@ -451,8 +474,21 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 			causes := e.Causes
 			switch e.ErrorKind.(type) {
 			case *kind.AnyOf, *kind.OneOf:
+				// A value that is no null fails the null alternative of
+				// an optional field too: the other alternative says why.
+				if kept := slices.DeleteFunc(slices.Clone(causes), onlyNull); len(kept) > 0 {
+					causes = kept
+				}
 				if kept := slices.DeleteFunc(slices.Clone(causes), failsConst); len(kept) > 0 {
 					causes = kept
+				}
+				// An enum spelled as alternative consts fails as one.
+				if msg, ok := oneOfValues(causes); ok {
+					if p := at + pointer(e.InstanceLocation); !seen[p] {
+						seen[p] = true
+						out = append(out, Violation{Path: p, Message: msg})
+					}
+					return
 				}
 			}
 			for _, c := range causes {
@@ -469,6 +505,34 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 	}
 	walk(ve)
 	return out
+}
+
+// oneOfValues says "must be one of ..." when every cause is a failed
+// const (an enum as alternatives), else ok is false.
+func oneOfValues(causes []*jsonschema.ValidationError) (string, bool) {
+	var want []string
+	var got any
+	for _, c := range causes {
+		k, ok := c.ErrorKind.(*kind.Const)
+		if !ok || len(c.Causes) > 0 {
+			return "", false
+		}
+		b, _ := json.Marshal(k.Want)
+		want = append(want, string(b))
+		got = k.Got
+	}
+	if len(want) < 2 {
+		return "", false
+	}
+	g, _ := json.Marshal(got)
+	return "must be one of " + strings.Join(want, ", ") + ", not " + string(g), true
+}
+
+// onlyNull reports whether e is the failure of a {"type":"null"}
+// alternative.
+func onlyNull(e *jsonschema.ValidationError) bool {
+	t, ok := e.ErrorKind.(*kind.Type)
+	return ok && len(e.Causes) == 0 && len(t.Want) == 1 && t.Want[0] == "null"
 }
 
 // failsConst reports whether a const keyword failed anywhere in e, at

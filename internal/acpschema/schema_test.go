@@ -124,6 +124,21 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestViolationMessage: a violation says what the field must be, not
+// that the value is no null (the other alternative of an optional field).
+func TestViolationMessage(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(FromAgent, "", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}}}`))
+	var e *Error
+	if !errors.As(err, &e) || len(e.Violations) != 1 || e.Violations[0].Path != "/params/update/status" ||
+		strings.Contains(e.Violations[0].Message, "null") || !strings.Contains(e.Violations[0].Message, "in_progress") {
+		t.Errorf("violations %v (%v)", e, err)
+	}
+}
+
 func TestUnstableShapes(t *testing.T) {
 	s, err := Load(1)
 	if err != nil {
@@ -156,5 +171,31 @@ func TestLoadBothVersions(t *testing.T) {
 	}
 	if _, err := Load(3); err == nil {
 		t.Error("Load(3) did not fail")
+	}
+}
+
+// ValidateDef reaches the conductor protocol's shapes (x-side "proxy"),
+// which Validate does not route by method.
+func TestValidateDefProxyShapes(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		def, value string
+		ok         bool
+	}{
+		{"ProxySuccessorRequest", `{"method":"initialize","params":{"protocolVersion":1}}`, true},
+		{"ProxySuccessorRequest", `{"params":{}}`, false},
+		{"ProxySuccessorNotification", `{"method":"session/cancel","params":{"sessionId":"s"}}`, true},
+		{"InitializeProxyRequest", `{"protocolVersion":1}`, true},
+		{"InitializeProxyRequest", `{"protocolVersion":"one"}`, false},
+		{"InitializeRequest", `{"protocolVersion":1}`, true},
+	}
+	for _, tt := range tests {
+		err := s.ValidateDef(tt.def, []byte(tt.value))
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateDef(%s, %s) = %v, want ok=%v", tt.def, tt.value, err, tt.ok)
+		}
 	}
 }
