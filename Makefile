@@ -137,10 +137,10 @@ update:
 ## pipeline-check: a real agent (Qwen Code, from npm, against the capture rig's
 ## fake model) behind acp-normalize in the proxy slot of the real TypeScript
 ## conductor, compared with the same scenarios behind the stdio wrapper
-## (capture/pipeline.sh; README "Pipelines"). Not part of `make test`.
+## (capture/qwen-pipeline.sh; README "Pipelines"). Not part of `make test`.
 ## `make pipeline-check SCENARIOS=foreground` runs one scenario.
 pipeline-check:
-	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/pipeline.sh
+	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/qwen-pipeline.sh
 
 clean:
 	rm -rf bin interop/ts/node_modules interop/conductor/node_modules

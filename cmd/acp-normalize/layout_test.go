@@ -45,8 +45,9 @@ func vendors() []string {
 //   - in a vendor's own files, which may name any vendor (OpenCode has an
 //     OPENCODE_DISABLE_CLAUDE_CODE): the files under a folder named after
 //     it (rewrite/qwen/...) and the files named after it, "<vendor>.go",
-//     "<vendor>_*.go" or "<vendor>.sh", its part of a shared package
-//     (capture/scenario/qwen.go, capture/agents/qwen.sh,
+//     "<vendor>.sh", "<vendor>_*" or "<vendor>-*", its part of a shared
+//     package (capture/scenario/qwen.go, capture/agents/qwen.sh,
+//     capture/qwen-pipeline.sh,
 //     internal/benchharness/cursor.go; capture/fakemodel/gemini.go is the
 //     Gemini API the Gemini CLI calls);
 //   - in cmd/acp-normalize/modules.go, the module list.
@@ -199,7 +200,7 @@ func vendorsFile(rel, v string) bool {
 		return true
 	}
 	base := parts[len(parts)-1]
-	return base == v+".go" || base == v+".sh" || strings.HasPrefix(base, v+"_")
+	return base == v+".go" || base == v+".sh" || strings.HasPrefix(base, v+"_") || strings.HasPrefix(base, v+"-")
 }
 
 func TestNamesVendor(t *testing.T) {

@@ -65,6 +65,10 @@ func Module() rewrite.Module {
 			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
 		}},
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
+		MethodRules: map[string]string{
+			"cursor/task": "C1", "cursor/update_todos": "C8", "cursor/create_plan": "C9",
+			"cursor/ask_question": "C10", "cursor/generate_image": "C11", "cursor/*": "C13",
+		},
 		// P7: Kandev's adapter answers cursor/task and shows the
 		// subagent's model and agentId from it; through the proxy it
 		// keeps doing so.
