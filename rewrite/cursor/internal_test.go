@@ -22,6 +22,9 @@ func TestSubagentLabel(t *testing.T) {
 		{"empty custom", `{"custom":{}}`, ""},
 		{"name not a string", `{"custom":{"name":3}}`, ""},
 		{"escaped key", `{"\u0065xplore":{}}`, "explore"},
+		// Issue 14: duplicate keys are one key, the last value counting.
+		{"duplicate key", `{"\u0075nspecified":true,"unspecified":{}}`, "unspecified"},
+		{"duplicate custom, the last counts", `{"custom":{"a":1,"b":2},"custom":{"unspecified":{}}}`, "unspecified"},
 		{"deep", strings.Repeat(`{"custom":`, 40) + `{"x":{}}` + strings.Repeat(`}`, 40), ""},
 		{"number", `42`, ""},
 	}
@@ -111,5 +114,26 @@ func TestSniffImage(t *testing.T) {
 		if got := sniffImage(data); got != want {
 			t.Errorf("sniffImage(%q) = %q, want %q", data, got, want)
 		}
+	}
+}
+
+// TestAppendLinkArray: the S1 link block is added once, whatever the
+// spelling of one already there (issue 14: JSON a parser reads the same is
+// treated the same).
+func TestAppendLinkArray(t *testing.T) {
+	tests := []struct{ name, content, want string }{
+		{"empty", `[]`, `[{"type":"session","sessionId":"c"}]`},
+		{"after a block", `[{"type":"text","text":"x"}]`, `[{"type":"text","text":"x"},{"type":"session","sessionId":"c"}]`},
+		{"already there", `[{"type":"session","sessionId":"c"}]`, `[{"type":"session","sessionId":"c"}]`},
+		{"already there, spelled otherwise", `[{"sessionId": "\u0063", "type": "session"}]`, `[{"sessionId": "\u0063", "type": "session"}]`},
+		{"another child's", `[{"type":"session","sessionId":"d"}]`, `[{"type":"session","sessionId":"d"},{"type":"session","sessionId":"c"}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := appendLinkArray([]byte(tt.content), "c")
+			if err != nil || string(got) != tt.want {
+				t.Errorf("appendLinkArray(%s) = %s, %v; want %s", tt.content, got, err, tt.want)
+			}
+		})
 	}
 }

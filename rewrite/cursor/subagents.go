@@ -127,15 +127,22 @@ func (r *rewriter) appendFrame(out [][]byte, update any, sid string) [][]byte {
 }
 
 // appendLinkArray returns the content array with the {"type":"session"}
-// block for child at its end, unless it is already there.
+// block for child at its end, unless it is already there (in any
+// spelling: the block is read as a parser reads it, issue 14).
 func appendLinkArray(content []byte, child string) ([]byte, error) {
 	link := sessionLink(child)
-	if bytes.Contains(content, link) {
+	end := bytes.LastIndexByte(content, ']')
+	empty, linked := true, false
+	_ = rawjson.Elements(content, func(e []byte) bool {
+		empty = false
+		typ, _ := rawjson.LookupString(e, "type")
+		sid, ok := rawjson.LookupString(e, "sessionId")
+		linked = typ == "session" && ok && sid == child
+		return !linked
+	})
+	if linked {
 		return content, nil
 	}
-	end := bytes.LastIndexByte(content, ']')
-	empty := true
-	_ = rawjson.Elements(content, func([]byte) bool { empty = false; return false })
 	arr := make([]byte, 0, len(content)+len(link)+1)
 	arr = append(arr, content[:end]...)
 	if !empty {
