@@ -113,9 +113,12 @@ type checkRun struct {
 	// which is no fault of the client's.
 	proxyAnswered map[idRef]bool
 	frames        map[string]int
-	groups        map[findingKey]*finding
-	pending       []problem
-	err           error
+	// unread counts the capture's lines that could not be read: they are
+	// not checked, so the capture is not called clean.
+	unread  int
+	groups  map[findingKey]*finding
+	pending []problem
+	err     error
 	// initialized is set once an initialize request is seen: the capture
 	// starts at the start, so every session and tool call the client
 	// knows is in it (sessions, toolCalls).
@@ -178,6 +181,13 @@ func (c *Check) Step(s *proxy.Step) error {
 		r.count(p, asRead || reached[i])
 	}
 	return r.err
+}
+
+// Unreadable implements [Unreadable].
+func (c *Check) Unreadable(int) {
+	if c.run != nil {
+		c.run.unread++
+	}
 }
 
 // End implements Renderer: it writes the capture's report.
@@ -645,7 +655,14 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 			b.WriteString("        " + oneLine(f.Example, 200) + "\n")
 		}
 	}
-	if len(fs) == 0 {
+	if r.unread > 0 {
+		fmt.Fprintf(&b, "  %d %s could not be read (reported on stderr) and %s not checked\n",
+			r.unread, plural(r.unread, "line"), map[bool]string{true: "was", false: "were"}[r.unread == 1])
+	}
+	switch {
+	case len(fs) == 0 && r.unread > 0:
+		b.WriteString("  no problems in the lines read\n")
+	case len(fs) == 0:
 		b.WriteString("  no problems\n")
 	}
 	b.WriteString("\n")
@@ -662,6 +679,7 @@ type checkReport struct {
 	Agent           *checkPeer     `json:"agent,omitempty"`
 	Frames          map[string]int `json:"frames"`
 	Problems        int            `json:"problems"`
+	UnreadLines     int            `json:"unreadLines,omitempty"`
 	Findings        []*finding     `json:"findings"`
 }
 
@@ -673,7 +691,7 @@ type checkPeer struct {
 func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
-		Problems: len(fs), Findings: fs}
+		Problems: len(fs), UnreadLines: r.unread, Findings: fs}
 	if r.client[0] != "" {
 		rep.Client = &checkPeer{r.client[0], r.client[1]}
 	}

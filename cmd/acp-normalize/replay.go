@@ -133,6 +133,9 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	err := proxy.ReplayWith(in, configure, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepError {
 			bad++
+			if u, ok := r.(timeline.Unreadable); ok {
+				u.Unreadable(s.Line)
+			}
 			if bad <= maxReportedLines {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
 				fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
@@ -177,6 +180,14 @@ func (f failingWrites) Step(s *proxy.Step) error {
 	return wrapWrite(f.Renderer.Step(s))
 }
 func (f failingWrites) End() error { return wrapWrite(f.Renderer.End()) }
+
+// Unreadable passes a line that could not be read on to a renderer that
+// reports it (timeline.Unreadable).
+func (f failingWrites) Unreadable(line int) {
+	if u, ok := f.Renderer.(timeline.Unreadable); ok {
+		u.Unreadable(line)
+	}
+}
 
 // Close finishes the output of renderers that write one document for all
 // captures (html).
