@@ -324,3 +324,22 @@ func TestParsePlatform(t *testing.T) {
 		t.Errorf("windows package %s (npm's os is win32, cpu x64)", got)
 	}
 }
+
+// TestNPMJSONAsWritten: a package.json reads as npm writes one, ">=16"
+// and not encoding/json's HTML-safe "\u003e=16" (the launcher's engines
+// field), two-space indented, one newline at the end.
+func TestNPMJSONAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	pj := map[string]any{"engines": map[string]string{"node": ">=16"}, "description": "a <proxy> & more"}
+	if err := writeFiles(dir, []npmFile{{name: "package.json", mode: 0o644, json: pj}}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"description\": \"a <proxy> & more\",\n  \"engines\": {\n    \"node\": \">=16\"\n  }\n}\n"
+	if string(got) != want {
+		t.Errorf("package.json:\n%s\nwant:\n%s", got, want)
+	}
+}
