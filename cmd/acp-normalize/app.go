@@ -127,7 +127,7 @@ func newApp(st streams) *cli.App {
 		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
-				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+				Usage: modulesUsage()},
 			&cli.StringFlag{Name: "record", EnvVars: []string{"ACP_NORMALIZE_RECORD"}, TakesFile: true,
 				Usage: "record the session to `FILE` (JSONL capture, mode 0600, secrets redacted)"},
 			&cli.BoolFlag{Name: "record-raw", EnvVars: []string{"ACP_NORMALIZE_RECORD_RAW"},

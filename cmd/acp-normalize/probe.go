@@ -47,7 +47,7 @@ func probeCommand(st streams) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the findings as one JSON object (for bug reports)"},
 			&cli.DurationFlag{Name: "timeout", Value: probeTimeout, Usage: "how long each request may take"},
-			&cli.StringFlag{Name: "modules", Value: "all", Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+			&cli.StringFlag{Name: "modules", Value: "all", Usage: modulesUsage()},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace,
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
 		}, optionFlags(moduleOptions(), false)...),

@@ -35,7 +35,7 @@ func replayCommand(st streams) *cli.Command {
 			"the capture's start event; a flag given (before or after \"replay\") wins.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
-				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+				Usage: modulesUsage()},
 			&cli.StringFlag{Name: "format", Value: "jsonl",
 				Usage: "jsonl ({\"to\":...,\"frame\":...} lines), pretty (a timeline for humans) or html (a self-contained page to open in a browser)"},
 			&cli.BoolFlag{Name: "diff",
