@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -119,7 +120,11 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		f, err := os.Open(name)
 		if err != nil {
 			_ = out.Flush()
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, errors.Unwrap(err))
+			hint := ""
+			if strings.HasPrefix(name, "-") && errors.Is(err, fs.ErrNotExist) {
+				hint = " (flags go before the capture names)"
+			}
+			fmt.Fprintf(st.stderr, "%s: %v%s\n", name, errors.Unwrap(err), hint)
 			return 1, nil
 		}
 		defer f.Close()
