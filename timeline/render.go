@@ -25,6 +25,8 @@ type Renderer interface {
 // Unreadable is implemented by a Renderer whose report must say that a
 // line of its capture could not be read (the caller reports the line
 // itself): check, which must not call a capture it could not read clean.
+// Line 0 is the rest of the file (a read error, a trace of a version it
+// cannot read).
 type Unreadable interface {
 	Unreadable(line int)
 }

@@ -155,6 +155,9 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		return bad, err
 	case err != nil:
 		readErr = err
+		if u, ok := r.(timeline.Unreadable); ok {
+			u.Unreadable(0) // the rest of the file
+		}
 	}
 	if err := r.End(); err != nil {
 		return bad, err
