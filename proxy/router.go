@@ -441,7 +441,7 @@ func (r *Router) identifyClient(raw []byte) {
 	name, _ := rawjson.LookupString(raw, "params", "clientInfo", "name")
 	r.client.Identify(name, r.cfg.Modules, r.cfg.Settings)
 	if h, t := r.client.Handled(), r.client.TraitList(); len(h) > 0 || len(t) > 0 {
-		r.log.Info("client known: methods left to it and traits allowed for", "rule", "P7",
+		r.log.Info("methods left to the client, and its traits (from the table of known clients or the flags)", "rule", "P7",
 			"client", shorten(name, maxLoggedText), "handles", h, "traits", t)
 	}
 }
