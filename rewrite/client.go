@@ -83,7 +83,7 @@ type KnownClient struct {
 func KnownClients() []KnownClient {
 	return []KnownClient{{
 		Name: "kandev-agentctl", Product: "Kandev",
-		Seen: "handles cursor/task itself; reads a status-less tool_call_update with title or content as in_progress",
+		Seen: "handles the vendor methods a module says it does (HandledByClients) itself; reads a status-less tool_call_update with title or content as in_progress",
 	}, {
 		Name: "CodeCompanion.nvim", Product: "CodeCompanion (Neovim)", Traits: []Trait{TraitFinishedAsNew},
 		Seen: "drops a tool call from its cache on completed; a later update of it is printed as a new line",
@@ -228,9 +228,12 @@ func CheckClientSettings(s Settings) error {
 			errs = append(errs, fmt.Errorf("--%s: give METHOD,... or none", ClientHandlesOption))
 		}
 		std := newMethodSet()
+		if list := parseList(spec); len(list) > 1 && slices.Contains(list, "none") {
+			errs = append(errs, fmt.Errorf("--%s: none leaves no method to the client: give it alone", ClientHandlesOption))
+		}
 		for _, m := range parseList(spec) {
 			if _, ok := std[m]; ok {
-				errs = append(errs, fmt.Errorf("--%s: %s is a standard ACP method; only vendor methods (cursor/task, ...) can be left to the client", ClientHandlesOption, m))
+				errs = append(errs, fmt.Errorf("--%s: %s is a standard ACP method; only vendor methods (outside ACP) can be left to the client", ClientHandlesOption, m))
 			}
 		}
 	}
@@ -239,6 +242,10 @@ func CheckClientSettings(s Settings) error {
 			errs = append(errs, fmt.Errorf("--%s: give TRAIT,... or none", ClientTraitsOption))
 		}
 		for _, t := range parseList(spec) {
+			if t == "none" {
+				errs = append(errs, fmt.Errorf("--%s: none: give it alone (no trait)", ClientTraitsOption))
+				continue
+			}
 			if !slices.Contains(Traits(), Trait(t)) {
 				errs = append(errs, fmt.Errorf("--%s: unknown trait %q (have: %s, none)", ClientTraitsOption, t, traitNames()))
 			}

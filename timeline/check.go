@@ -14,6 +14,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // Check validates every frame of replayed captures against the ACP schema
@@ -37,12 +38,16 @@ type Check struct {
 	problems int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
+	// mods cite the rule of the vendor methods they handle.
+	mods []rewrite.Module
 }
 
 // NewCheck returns a Check writing a report per capture to w: text, or
-// with jsonOut one JSON object per capture and line.
-func NewCheck(w io.Writer, jsonOut bool) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}}
+// with jsonOut one JSON object per capture and line. A finding about a
+// vendor method one of mods handles cites that module's rule
+// (Module.MethodRules); any other, V7.
+func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
+	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
@@ -99,6 +104,7 @@ type findingKey struct{ check, side, method, update, kind, path, message string 
 // checkRun is the check of one capture.
 type checkRun struct {
 	name          string
+	mods          []rewrite.Module // whose MethodRules the findings cite
 	schemas       map[int]*acpschema.Schema
 	version       int
 	versionSource string
@@ -113,9 +119,13 @@ type checkRun struct {
 	// which is no fault of the client's.
 	proxyAnswered map[idRef]bool
 	frames        map[string]int
-	groups        map[findingKey]*finding
-	pending       []problem
-	err           error
+	// unread counts the capture's lines that could not be read: they are
+	// not checked, so the capture is not called clean.
+	unread     int
+	unreadRest bool // the rest of the file
+	groups     map[findingKey]*finding
+	pending    []problem
+	err        error
 	// initialized is set once an initialize request is seen: the capture
 	// starts at the start, so every session and tool call the client
 	// knows is in it (sessions, toolCalls).
@@ -131,7 +141,7 @@ type idRef struct {
 
 // Begin implements Renderer.
 func (c *Check) Begin(name string) error {
-	c.run = &checkRun{name: name, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
+	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
 		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, toolCalls: map[[2]string]bool{}}
 	return nil
@@ -178,6 +188,17 @@ func (c *Check) Step(s *proxy.Step) error {
 		r.count(p, asRead || reached[i])
 	}
 	return r.err
+}
+
+// Unreadable implements [Unreadable].
+func (c *Check) Unreadable(line int) {
+	switch {
+	case c.run == nil:
+	case line == 0:
+		c.run.unreadRest = true
+	default:
+		c.run.unread++
+	}
 }
 
 // End implements Renderer: it writes the capture's report.
@@ -372,7 +393,7 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 		}
 		rule := ""
 		if to == "client" {
-			rule = vendorMethodRule(method)
+			rule = r.vendorMethodRule(method)
 		}
 		r.add(findingKey{check: "method", side: side, method: method, kind: kind,
 			message: "not a method of the ACP schema, and not \"_\"-prefixed (an extension method)"}, rule, line, frame, to)
@@ -386,22 +407,13 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 }
 
 // vendorMethodRule names the contract rule for an agent-to-client method
-// outside ACP: Cursor's own (C1, C8-C11, else C13), any other agent's V7.
-func vendorMethodRule(method string) string {
-	switch method {
-	case "cursor/task":
-		return "C1"
-	case "cursor/update_todos":
-		return "C8"
-	case "cursor/create_plan":
-		return "C9"
-	case "cursor/ask_question":
-		return "C10"
-	case "cursor/generate_image":
-		return "C11"
-	}
-	if strings.HasPrefix(method, "cursor/") {
-		return "C13"
+// outside ACP: the rule the module that handles it cites
+// (Module.MethodRules), else V7.
+func (r *checkRun) vendorMethodRule(method string) string {
+	for _, m := range r.mods {
+		if rule, ok := m.RuleOf(method); ok {
+			return rule
+		}
 	}
 	return "V7"
 }
@@ -645,7 +657,17 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 			b.WriteString("        " + oneLine(f.Example, 200) + "\n")
 		}
 	}
-	if len(fs) == 0 {
+	if r.unread > 0 {
+		fmt.Fprintf(&b, "  %d %s could not be read (reported on stderr) and %s not checked\n",
+			r.unread, plural(r.unread, "line"), map[bool]string{true: "was", false: "were"}[r.unread == 1])
+	}
+	if r.unreadRest {
+		b.WriteString("  the rest of the file could not be read (reported on stderr) and was not checked\n")
+	}
+	switch {
+	case len(fs) == 0 && (r.unread > 0 || r.unreadRest):
+		b.WriteString("  no problems in the lines read\n")
+	case len(fs) == 0:
 		b.WriteString("  no problems\n")
 	}
 	b.WriteString("\n")
@@ -662,6 +684,8 @@ type checkReport struct {
 	Agent           *checkPeer     `json:"agent,omitempty"`
 	Frames          map[string]int `json:"frames"`
 	Problems        int            `json:"problems"`
+	UnreadLines     int            `json:"unreadLines,omitempty"`
+	UnreadRest      bool           `json:"unreadRest,omitempty"`
 	Findings        []*finding     `json:"findings"`
 }
 
@@ -673,7 +697,7 @@ type checkPeer struct {
 func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
-		Problems: len(fs), Findings: fs}
+		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, Findings: fs}
 	if r.client[0] != "" {
 		rep.Client = &checkPeer{r.client[0], r.client[1]}
 	}

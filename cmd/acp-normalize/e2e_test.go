@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // proxySession is a running proxy in front of the fake agent.
@@ -64,19 +66,10 @@ func startArgs(t *testing.T, scriptPath string, args []string, extraEnv ...strin
 	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, stdout := startPiped(t, cmd)
+	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: stderr, done: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-s.done:
@@ -507,14 +500,18 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"no agent command, nothing on stdin (K3)", nil, 2, "no agent command, and the client sent nothing"},
 		{"agent not found", []string{"--", "no-such-agent-xyz"}, 2, `agent "no-such-agent-xyz" not found`},
 		{"subcommand name after -- is the agent", []string{"--", "replay", "x"}, 2, `agent "replay" not found`},
+		{"mistyped command without --", []string{"replya", "x"}, 2, `agent "replya" not found: executable file not found in $PATH; nor is it a command (probe, replay, export, check, mock-agent, version, help; see acp-normalize --help)`},
 		{"help after -- is the agent", []string{"--", "help"}, 2, `agent "help" not found`},
 		{"agent not executable", []string{"--", "../../README.md"}, 2, `cannot run agent "../../README.md"`},
 		{"agent with a missing #! interpreter", []string{"--", badAgent(t, "bad-interpreter", "#!/nonexistent/interpreter\n")}, 2, `bad-interpreter": `},
 		{"agent that is an empty file", []string{"--", badAgent(t, "empty", "")}, 2, `empty": `},
-		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "unknown flag --no-such-flag (see acp-normalize --help)"},
+		{"bad duration", []string{"--kill-grace", "soon", "--", "true"}, 2, `--kill-grace: invalid value "soon": want a duration such as 3s or 500ms`},
+		{"bad boolean", []string{"--record-raw=maybe", "--", "true"}, 2, `--record-raw: invalid value "maybe": want true or false`},
+		{"flag without its value", []string{"--record"}, 2, "--record needs a value"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},
-		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: codex, gemini, qwen, opencode)`},
+		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: ` + strings.Join(rewrite.VendorNames(allModules()), ", ") + ")"},
 		{"vendor that is no vendor module", []string{"--vendor", "cursor", "--", "true"}, 2, `unknown vendor "cursor"`},
 		{"bad log level", []string{"--log-level", "loud", "--", "true"}, 2, "--log-level"},
 		{"version", []string{"--version"}, 0, "acp-normalize " + binaryVersion(t, proxyBinary) + " ("},

@@ -28,8 +28,8 @@ import (
 )
 
 // TestGoSDKClientRecordings is the second client of docs/compatibility.md:
-// every real recording of the agents identified by agentInfo (codex,
-// gemini, qwen, opencode) is served by `mock-agent` behind the proxy with
+// every real recording of the agents identified by agentInfo (the modules
+// of rewrite.VendorNames) is served by `mock-agent` behind the proxy with
 // the full module list, and the Go SDK's client connection
 // (github.com/coder/acp-go-sdk) sends the recorded requests. The turn
 // ends with the recorded stop reason, the SDK decodes every frame without
@@ -42,7 +42,7 @@ func TestGoSDKClientRecordings(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, vendor := range []string{"codex", "gemini", "qwen", "opencode"} {
+	for _, vendor := range rewrite.VendorNames(allModules()) {
 		for _, capture := range captureFiles(t, vendor+"/*.jsonl") {
 			n++
 			abs, err := filepath.Abs(capture)

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,19 @@ import (
 //
 //go:embed npm/launcher.js
 var launcherJS []byte
+
+// aboutJSON is the launcher package's description and keywords: product
+// text, which names the agents as the README does, kept as data beside
+// the launcher (no code lists the vendors but the module list).
+//
+//go:embed npm/about.json
+var aboutJSON []byte
+
+// about is the launcher package's description and search keywords.
+type about struct {
+	Description string   `json:"description"`
+	Keywords    []string `json:"keywords"`
+}
 
 const (
 	repoURL  = "git+https://github.com/acp-normalize/acp-normalize.git"
@@ -92,13 +106,15 @@ func writeLauncherPackage(npm, version string, platforms []Platform, d docs, mti
 	for _, p := range platforms {
 		deps[PlatformPackage(p)] = version
 	}
+	var ab about
+	if err := json.Unmarshal(aboutJSON, &ab); err != nil {
+		return fmt.Errorf("npm/about.json: %w", err)
+	}
 	pj := packageJSON{
-		Name:    Name,
-		Version: version,
-		Description: "A stdio proxy between any Agent Client Protocol (ACP) client and a coding agent " +
-			"(Cursor, Claude, Codex, Gemini CLI, Qwen Code, OpenCode): relays every frame byte for byte " +
-			"and repairs vendor protocol deviations",
-		Keywords:             []string{"acp", "agent-client-protocol", "zed", "editor", "proxy", "cursor", "claude", "codex", "gemini", "qwen", "opencode", "subagents"},
+		Name:                 Name,
+		Version:              version,
+		Description:          ab.Description,
+		Keywords:             ab.Keywords,
 		License:              "Apache-2.0",
 		Repository:           repository{"git", repoURL},
 		Homepage:             homepage,
@@ -130,11 +146,16 @@ func writeFiles(dir string, files []npmFile, mtime time.Time) error {
 	for _, f := range files {
 		data := f.data
 		if f.json != nil {
-			b, err := json.MarshalIndent(f.json, "", "  ")
-			if err != nil {
+			// As npm writes package.json: ">=16", not encoding/json's
+			// HTML-safe "\u003e=16", which the registry shows as is.
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(f.json); err != nil {
 				return err
 			}
-			data = append(b, '\n')
+			data = b.Bytes()
 		}
 		path := filepath.Join(dir, filepath.FromSlash(f.name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
