@@ -28,11 +28,18 @@ type triggerMemo struct {
 	methods    [4][2]int
 	nMethods   int
 	methodsAll bool
+	// gen is the TriggerIndex.gen the memo was made with.
+	gen uint64
 }
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
 // trigger, and updating m.
 func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
+	if m.gen != x.gen {
+		// Made with other triggers: what it says held none may hold
+		// one of this index's.
+		*m = triggerMemo{gen: x.gen}
+	}
 	from, same := 0, 0
 	var mask uint64
 	if len(x.plain) == 0 {

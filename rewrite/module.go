@@ -72,6 +72,36 @@ type Env struct {
 	// MaxEntries caps the entries of each of the module's tables
 	// (table.DefaultEntries when zero).
 	MaxEntries int
+	// Watcher adds triggers for the rest of the connection (nil in a
+	// test without a router: use Env.Watch and Env.Unwatch).
+	Watcher Watcher
+}
+
+// Watcher lets a module see more frames while a connection runs: a
+// watched trigger selects frames as the module's own Triggers do, from
+// the next frame the proxy reads on. A module watches what it learns at
+// run time, such as the id of a session whose every frame it must see
+// (rule S7), so that no frame without it is ever decoded for it (P1).
+// Its methods may only be called from inside the module's Rewrite,
+// HandleResponse or Close.
+type Watcher interface {
+	// Watch adds trigger; false when it cannot (empty, or the
+	// connection watches the most it may: P6).
+	Watch(trigger string) bool
+	// Unwatch removes a trigger Watch added.
+	Unwatch(trigger string)
+}
+
+// Watch adds a trigger through e.Watcher (see Watcher); false without one.
+func (e Env) Watch(trigger string) bool {
+	return e.Watcher != nil && e.Watcher.Watch(trigger)
+}
+
+// Unwatch removes a watched trigger.
+func (e Env) Unwatch(trigger string) {
+	if e.Watcher != nil {
+		e.Watcher.Unwatch(trigger)
+	}
 }
 
 // NewTable returns a capped table of the connection (rule P6): cfg with
