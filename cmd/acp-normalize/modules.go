@@ -48,7 +48,7 @@ func optionFlags(opts []rewrite.Option, env bool) []cli.Flag {
 		case rewrite.StringOption:
 			flags = append(flags, &cli.StringFlag{Name: o.Name, Usage: o.Usage, Value: o.Default, EnvVars: vars})
 		default:
-			flags = append(flags, &cli.BoolFlag{Name: o.Name, Usage: o.Usage, EnvVars: vars})
+			flags = append(flags, &cli.BoolFlag{Name: o.Name, Usage: o.Usage, Value: o.DefaultOn(), EnvVars: vars})
 		}
 	}
 	return flags
