@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -37,12 +38,32 @@ type Module struct {
 	// tools such as the replay timeline can name them without a list of
 	// their own.
 	VendorMethods []string
+	// Sessions, when set, is what the sessions module (rules S0-S8),
+	// which works from the snapshots every vendor module writes, must
+	// know of the vendor besides.
+	Sessions *SessionTraits
 	// Summarize, when set, describes the params of one of the module's
 	// VendorMethods on one line, for the replay timeline; quote shows a
 	// vendor text (quoted, on one line, shortened).
 	Summarize func(method string, params []byte, quote func(string) string) string
 	// New returns the module's state for one connection.
 	New func(Env) Rewriter
+}
+
+// SessionTraits is what a vendor module declares for the sessions module.
+type SessionTraits struct {
+	// NativeOption names one of the module's bool Options. While it is
+	// on, an opted-in client's initialize is forwarded with the
+	// _meta.subagents spelling of the opt-in (rule S0), which the
+	// vendor's agent answers with child sessions of its own in the
+	// draft dialect (S2, S6), so the sessions module synthesizes none
+	// for the module's launch calls (S4); off, _meta.subagents is left
+	// out and the proxy synthesizes them (S1).
+	NativeOption string
+	// FallbackTitle is a synthesized child session's title when the
+	// launch call's snapshot has no description (S1's "Subagent task");
+	// "" for rule S4's: the prompt's first line, else "Subagent".
+	FallbackTitle string
 }
 
 // Handles reports whether method is one of the module's VendorMethods.
@@ -156,6 +177,11 @@ func Validate(mods []Module) error {
 		}
 		if m.New == nil {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
+		}
+		if st := m.Sessions; st != nil && st.NativeOption != "" && !slices.ContainsFunc(m.Options, func(o Option) bool {
+			return o.Name == st.NativeOption && o.Kind == BoolOption
+		}) {
+			errs = append(errs, fmt.Errorf("module %q: Sessions.NativeOption %q is none of its bool options", m.Name, st.NativeOption))
 		}
 	}
 	errs = append(errs, validateOptions(mods))

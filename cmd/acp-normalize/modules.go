@@ -16,20 +16,24 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
 )
 
 // allModules is the one place that lists the vendor modules, in the order
 // they see each frame. Each module declares its own options.
 func allModules() []rewrite.Module {
-	return []rewrite.Module{
+	vendors := []rewrite.Module{
 		cursor.Module(),
 		claude.Module(),
 		codex.Module(),
 		gemini.Module(),
 		qwen.Module(),
 		opencode.Module(),
-		methods.Module(), // last: vendor modules claim their own methods first (V7)
 	}
+	return append(vendors,
+		sessions.Module(vendors), // after the vendors: child sessions from what they made of the stream (S0-S8)
+		methods.Module(),         // last: vendor modules claim their own methods first (V7)
+	)
 }
 
 // moduleOptions are the options of every module and the shared ones.

@@ -199,7 +199,8 @@ func TestCaptures(t *testing.T) {
 			all := proxytest.Route(t, recs, nil, claudeModule())
 			plain := proxytest.Route(t, recs, nil, identityModule())
 			// The frames the module adds are the launch calls' updates of
-			// L6 and L7; every other output matches one without the module.
+			// L7 (L6's are the sessions module's, S8); every other output
+			// matches one without the module.
 			var outs []proxytest.Output
 			for _, o := range all {
 				if o.Op == pipe.OpEmit {

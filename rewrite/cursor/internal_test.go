@@ -3,7 +3,6 @@ package cursor
 import (
 	"strings"
 	"testing"
-	"unicode"
 )
 
 func TestSubagentLabel(t *testing.T) {
@@ -31,25 +30,6 @@ func TestSubagentLabel(t *testing.T) {
 				t.Errorf("subagentLabel(%s) = %q, want %q", tt.raw, got, tt.want)
 			}
 		})
-	}
-}
-
-// TestChildSessionID pins rule S1's derivation: deterministic, different
-// per parent, toolCallId and launch count, printable without newline.
-func TestChildSessionID(t *testing.T) {
-	a := childSessionID("s", "call-1\nfc_2", 0)
-	if a != childSessionID("s", "call-1\nfc_2", 0) {
-		t.Error("not deterministic")
-	}
-	for _, other := range []string{childSessionID("s2", "call-1\nfc_2", 0), childSessionID("s", "call-1", 0), childSessionID("s", "call-1\nfc_2", 1)} {
-		if other == a {
-			t.Errorf("collision: %s", a)
-		}
-	}
-	for _, r := range a {
-		if !unicode.IsPrint(r) || r == ' ' {
-			t.Errorf("unprintable %q in %q", r, a)
-		}
 	}
 }
 

@@ -210,7 +210,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	tc := permissionToolCall{ToolCallID: tcid, Title: title}
 	if text := strAt(params, "plan"); text != "" {
-		tc.Content = promptContent(text, nil)
+		tc.Content = promptContent(text)
 	}
 	req, err := rawjson.Marshal(permissionParams{
 		SessionID: sid,
