@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -92,13 +93,20 @@ func subagentPath(obj []string) []string {
 // title, description and prompt as they become known; its state after
 // each frame.
 func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
+	if cl.child == "" && !cl.awaitDraft && r.expectsDraft(cl.snap.Vendor) {
+		// S2: the agent announces its own child (subagent_spawned);
+		// exactly one child per subagent, so none is made.
+		cl.awaitDraft = true
+	}
+	if cl.child == "" && cl.awaitDraft && cl.snap.Status.Rank() == meta.StatusCompleted.Rank() {
+		// The launch ended and no draft came: this build of the agent
+		// has no child sessions of its own. The subagent still gets
+		// one, later than S4 would (before the frame that ends the call).
+		r.once(slog.LevelInfo, "no draft\x00"+cl.snap.Vendor, "the agent sent no child session of its own for a subagent: the proxy made one (--"+r.nativeName(cl.snap.Vendor)+"=false makes them from the start)",
+			"rule", "S2", "vendor", cl.snap.Vendor, "toolCallId", key.ToolCallID)
+		cl.awaitDraft = false
+	}
 	if cl.child == "" && !cl.awaitDraft {
-		if r.expectsDraft(cl.snap.Vendor) {
-			// S2: the agent announces its own child (subagent_spawned);
-			// exactly one child per subagent, so none is made.
-			cl.awaitDraft = true
-			return
-		}
 		r.synthesize(c, cl, key)
 	}
 	if cl.child == "" || cl.own {
@@ -156,6 +164,16 @@ func (r *rewriter) rootOf(sid string) string {
 	return sid
 }
 
+// nativeName returns the name of vendor's NativeOption.
+func (r *rewriter) nativeName(vendor string) string {
+	for _, t := range r.traits {
+		if t.vendor == vendor && t.hasNative {
+			return t.native.Name
+		}
+	}
+	return ""
+}
+
 // expectsDraft reports whether the agent was asked for its own child
 // sessions and vendor's agent answers with them (S0, S2).
 func (r *rewriter) expectsDraft(vendor string) bool {
@@ -192,9 +210,11 @@ func (r *rewriter) titleOf(s *meta.Subagent) string {
 // linkContent links the call's child from a session/update of the call
 // (S1, S2, S4): content replaces the whole list on the client, so every
 // frame that carries content gets the {"type":"session"} block at its
-// end; the call's first frame gets it as its only content when it has
-// none, and so does a later frame while the client has no content of the
-// call at all.
+// end; a frame without content, while the client lacks the link, gets
+// the content the client has with the link added (only the link when
+// the call had no content yet). When the content the client has is
+// unknown (larger than maxKeptContent, or sent before the call was known
+// to be a launch), the link waits for a frame with content.
 func linkContent(c *change, cl *call, content []byte) error {
 	if content != nil && rawjson.FirstByte(content) != '[' {
 		return nil // not a content array: not the proxy's to touch
@@ -204,9 +224,9 @@ func linkContent(c *change, cl *call, content []byte) error {
 		return nil
 	}
 	var arr []byte
+	var err error
 	switch {
 	case content != nil:
-		var err error
 		if arr, err = appendLink(content, cl.child); err != nil {
 			return rewrite.RuleErrorf("S4", "linking the child session: %w", err)
 		}
@@ -215,7 +235,13 @@ func linkContent(c *change, cl *call, content []byte) error {
 			cl.keepContent(arr)
 			return nil
 		}
-	case !cl.linked && cl.sawToolCall && !cl.seenContent:
+	case cl.linked:
+		return nil
+	case cl.lastContent != nil:
+		if arr, err = appendLink(cl.lastContent, cl.child); err != nil {
+			return rewrite.RuleErrorf("S4", "linking the child session: %w", err)
+		}
+	case cl.sawToolCall && !cl.seenContent:
 		arr = appendEmptyLink(cl.child)
 	default:
 		return nil
