@@ -190,11 +190,11 @@ type childSessions struct {
 func checkSessions(t *testing.T, schema *rewritetest.Schema, outs []proxytest.Output) {
 	t.Helper()
 	cs := childSessions{announced: map[string]int{}, state: map[string]string{}, callChild: map[string]string{}, synth: map[string]bool{}}
-	seenSession := map[string]int{}   // sessionId -> first output index naming it
+	seenSession := map[string]int{}    // sessionId -> first output index naming it
 	firstCallFrame := map[string]int{} // toolCallId -> first output index of a launch-call frame
 	lastStatus := map[string]string{}  // toolCallId -> last snapshot status
 	var linked []struct {
-		i                  int
+		i                 int
 		parent, sessionID string
 	}
 	for i, o := range outs {
@@ -250,7 +250,7 @@ func checkSessions(t *testing.T, schema *rewritetest.Schema, outs []proxytest.Ou
 		}
 		if p, ok := rawjson.LookupString(ff.described, "_meta", "acp-normalize", "parentToolCallId"); ok {
 			linked = append(linked, struct {
-				i                  int
+				i                 int
 				parent, sessionID string
 			}{i, p, ff.session})
 		}
