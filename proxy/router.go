@@ -103,10 +103,13 @@ type proxyRequest struct {
 // Router decides what each frame becomes. Handle may be called from one
 // goroutine per side at once; module calls are serialized.
 type Router struct {
-	cfg    RouterConfig
-	log    *slog.Logger
-	mods   []*attached
-	advert []byte
+	cfg   RouterConfig
+	log   *slog.Logger
+	mods  []*attached
+	names []string // the modules' names, for the advertisement (rule M)
+	// client is the connection's client (P7), shared by every module's
+	// Env; filled in when the client's initialize request passes.
+	client *rewrite.Client
 	seq    atomic.Int64
 	// triggers finds the modules a frame concerns without decoding it:
 	// the modules' own triggers, the router's, and those modules watch
@@ -165,6 +168,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		pending:   make(map[string]string),
 		initIDs:   make(map[string]struct{}),
 		idPrefix:  proxyIDPrefix(cfg.IDToken),
+		client:    &rewrite.Client{},
 	}
 	names := make([]string, 0, len(cfg.Modules))
 	// One byte budget for the connection: every module's held state
@@ -172,16 +176,15 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	budget := table.NewBudget(cfg.MaxHeldBytes)
 	for i, m := range cfg.Modules {
 		lg := cfg.Logger.With("module", m.Name)
-		rw := m.New(rewrite.Env{Logger: lg, Settings: cfg.Settings, Budget: budget, MaxEntries: cfg.MaxEntries,
+		rw := m.New(rewrite.Env{Logger: lg, Settings: cfg.Settings, Budget: budget, MaxEntries: cfg.MaxEntries, Client: r.client,
 			Watcher: &watcher{r: r, bit: uint64(1) << i, log: lg}})
 		r.mods = append(r.mods, &attached{mod: m, rw: rw, logger: lg, warned: map[string]bool{}})
 		names = append(names, m.Name)
 	}
-	advert, err := rewrite.Marshal(map[string]any{"version": cfg.Version, "modules": names})
-	if err != nil {
+	r.names = names
+	if _, err := r.advertisement(names); err != nil {
 		return nil, err
 	}
-	r.advert = advert
 	r.triggers.Store(r.buildIndex(0))
 	return r, nil
 }
@@ -299,6 +302,9 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 			return r.handleProxyResponse(dst, f, key)
 		}
 	}
+	if from == pipe.Client && env.Kind == pipe.Request && env.MethodIs("initialize") {
+		r.identifyClient(raw)
+	}
 	cur, replaced := raw, false
 	if from == pipe.Agent && env.Kind == pipe.Response {
 		cur, replaced = r.agentAnswered(env.ID, raw)
@@ -383,9 +389,14 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	if !bytes.Contains(raw, []byte(`"result"`)) {
 		return raw, false
 	}
-	advert := r.advert
+	names := r.names
 	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
-		advert = r.nested(prev)
+		names = r.nested(prev)
+	}
+	advert, err := r.advertisement(names)
+	if err != nil {
+		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
+		return raw, false
 	}
 	adv, err := rewrite.Set(raw, advert, "result", "agentCapabilities", "_meta", meta.Key)
 	if err != nil {
@@ -395,18 +406,46 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	return adv, true
 }
 
+// advertisement returns the initialize result's
+// agentCapabilities._meta["acp-normalize"] (rule M): the version, the
+// modules, and what the proxy leaves to this client or allows for (P7):
+// clientHandles (the vendor methods forwarded to it) and clientTraits,
+// each only when there is one.
+func (r *Router) advertisement(modules []string) ([]byte, error) {
+	ad := map[string]any{"version": r.cfg.Version, "modules": modules}
+	if h := r.client.Handled(); len(h) > 0 {
+		ad["clientHandles"] = h
+	}
+	if t := r.client.TraitList(); len(t) > 0 {
+		ad["clientTraits"] = t
+	}
+	return rewrite.Marshal(ad)
+}
+
+// identifyClient reads the client's clientInfo.name from its initialize
+// request and tells every module's Env what the proxy knows of that
+// client (P7), before any module sees the request. r.mu must be held.
+func (r *Router) identifyClient(raw []byte) {
+	name, _ := rawjson.LookupString(raw, "params", "clientInfo", "name")
+	r.client.Identify(name, r.cfg.Modules, r.cfg.Settings)
+	if h, t := r.client.Handled(), r.client.TraitList(); len(h) > 0 || len(t) > 0 {
+		r.log.Info("client known: methods left to it and traits allowed for", "rule", "P7",
+			"client", name, "handles", h, "traits", t)
+	}
+}
+
 // nested handles an agent that is itself an acp-normalize proxy: prev is
 // the advertisement in its initialize result. The modules it lists are
 // turned off here, and the advertisement this proxy writes lists the
-// inner proxy's modules and then this one's other modules. r.mu must be
-// held.
-func (r *Router) nested(prev []byte) []byte {
+// inner proxy's modules and then this one's other modules (returned).
+// r.mu must be held.
+func (r *Router) nested(prev []byte) []string {
 	var ad struct {
 		Modules []string `json:"modules"`
 	}
 	if err := json.Unmarshal(prev, &ad); err != nil {
 		r.log.Warn("the agent's acp-normalize advertisement is unreadable; modules stay on", "rule", "M", "err", err)
-		return r.advert
+		return r.names
 	}
 	names := slices.Clone(ad.Modules)
 	for i, m := range r.mods {
@@ -417,11 +456,7 @@ func (r *Router) nested(prev []byte) []byte {
 		}
 	}
 	r.log.Info("the agent is behind another acp-normalize; the modules it applies are off here", "modules", ad.Modules)
-	advert, err := rewrite.Marshal(map[string]any{"version": r.cfg.Version, "modules": names})
-	if err != nil {
-		return r.advert
-	}
-	return advert
+	return names
 }
 
 // trackClientRequest remembers a client request until the agent answers

@@ -42,6 +42,12 @@ type Module struct {
 	// which works from the snapshots every vendor module writes, must
 	// know of the vendor besides.
 	Sessions *SessionTraits
+	// HandledByClients names clients known to handle some of the
+	// module's VendorMethods themselves (rule P7): for such a client the
+	// module forwards those requests unchanged and sends no answer of
+	// its own; everything else it does still happens. The router tells
+	// the module through Env.Client; --client-handles replaces the table.
+	HandledByClients []ClientMethods
 	// Summarize, when set, describes the params of one of the module's
 	// VendorMethods on one line, for the replay timeline; quote shows a
 	// vendor text (quoted, on one line, shortened).
@@ -96,6 +102,10 @@ type Env struct {
 	// Watcher adds triggers for the rest of the connection (nil in a
 	// test without a router: use Env.Watch and Env.Unwatch).
 	Watcher Watcher
+	// Client is the connection's client (rule P7), the same for every
+	// module; the router fills it in when the client's initialize
+	// request passes. Nil (tests, tools) is a client nothing is known of.
+	Client *Client
 }
 
 // Watcher lets a module see more frames while a connection runs: a
@@ -183,6 +193,7 @@ func Validate(mods []Module) error {
 		}) {
 			errs = append(errs, fmt.Errorf("module %q: Sessions.NativeOption %q is none of its bool options", m.Name, st.NativeOption))
 		}
+		errs = append(errs, validateClients(m)...)
 	}
 	errs = append(errs, validateOptions(mods))
 	return errors.Join(errs...)

@@ -66,6 +66,14 @@ func SharedOptions(mods []Module) []Option {
 		Name:  VendorOption,
 		Usage: "treat the agent as this vendor's (" + strings.Join(VendorNames(mods), ", ") + ") even when its initialize result does not name it",
 		Kind:  StringOption,
+	}, {
+		Name:  ClientHandlesOption,
+		Usage: "the client handles these vendor methods itself (METHOD,...): forward them to it unchanged instead of answering; replaces the table of known clients (none: leave none to the client)",
+		Kind:  StringOption,
+	}, {
+		Name:  ClientTraitsOption,
+		Usage: "the client's traits (" + traitNames() + "), whatever its name; replaces the table of known clients (none: no trait)",
+		Kind:  StringOption,
 	}}
 }
 

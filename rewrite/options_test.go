@@ -17,10 +17,10 @@ func TestOptions(t *testing.T) {
 	for _, o := range all {
 		names = append(names, o.Name)
 	}
-	if want := []string{ForwardUnknownVendorMethods, VendorOption, "a-switch", "a-name", "b-switch", "b-on"}; !reflect.DeepEqual(names, want) {
+	if want := []string{ForwardUnknownVendorMethods, VendorOption, ClientHandlesOption, ClientTraitsOption, "a-switch", "a-name", "b-switch", "b-on"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("AllOptions = %v, want %v", names, want)
 	}
-	if got := all[2].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
+	if got := all[4].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
 		t.Fatalf("EnvVar = %q", got)
 	}
 	tests := []struct {
@@ -58,7 +58,7 @@ func TestOptions(t *testing.T) {
 	// "name=false" turns it off, a bare name (how a capture made when it
 	// was off by default recorded it) and "name=true" leave it on.
 	on := all[len(all)-1]
-	if !(Settings{}).On(on) || (Settings{}).On(all[2]) {
+	if !(Settings{}).On(on) || (Settings{}).On(all[4]) {
 		t.Fatal("On: defaults wrong")
 	}
 	for rec, want := range map[string]bool{"b-on=false": false, "b-on": true, "b-on=true": true} {

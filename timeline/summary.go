@@ -251,10 +251,42 @@ func describeUpdate(s *summary, u map[string]any) []string {
 	case "session_message":
 		d = append(d, str(u, "senderSessionId")+" → "+str(u, "recipientSessionId"), quote(blocksText(list(u, "content"))))
 	}
-	if p := str(get(get(u, "_meta"), "claudeCode"), "parentToolUseId"); p != "" && s.tag != "tool_call" && s.tag != "tool_call_update" {
-		d = append(d, "[claude parent "+p+"]")
+	if s.tag != "tool_call" && s.tag != "tool_call_update" {
+		if p := str(get(get(u, "_meta"), meta.Key), meta.ParentMember); p != "" {
+			d = append(d, "[parent "+p+"]")
+		} else if p, where := vendorParent(get(u, "_meta")); p != "" {
+			d = append(d, "["+where+" parent "+p+"]")
+		}
 	}
 	return d
+}
+
+// vendorParent finds the link of a subagent's frame to its launch call
+// that an agent writes in its own _meta, before any module: a
+// parentToolCallId or parentToolUseId member of _meta or of one of its
+// objects. where is the object's key ("_meta" for _meta itself); the
+// first key in sorted order wins.
+func vendorParent(m map[string]any) (p, where string) {
+	parent := func(o map[string]any) string {
+		if p := str(o, "parentToolCallId"); p != "" {
+			return p
+		}
+		return str(o, "parentToolUseId")
+	}
+	if p := parent(m); p != "" {
+		return p, "_meta"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p := parent(get(m, k)); p != "" && k != meta.Key {
+			return p, k
+		}
+	}
+	return "", ""
 }
 
 // toolCallWords describes a tool call: id, title, kind, status, name.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // version is the proxy's semantic version, advertised in initialize (rule M).
@@ -145,6 +146,9 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	settings := optionSettings(c, moduleOptions())
 	if err := checkVendor(allModules(), settings); err != nil {
 		return exitUsage, usageError("--vendor: %v", err)
+	}
+	if err := rewrite.CheckClientSettings(settings); err != nil {
+		return exitUsage, usageError("%v", err)
 	}
 	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {

@@ -6,11 +6,14 @@
 //   - Route runs capture records through a Router with some modules, as
 //     the live proxy would, and Format renders what each side received
 //     as replay lines (rule R3);
-//   - RunGolden runs txtar cases (input.jsonl in, output.jsonl compared
-//     byte for byte, optional hand-written snapshots.json and
-//     parents.json) with the settings of the case's "options:" comment
-//     line, checking every frame the modules wrote against the ACP
-//     schema; Golden does the same for one module;
+//   - RunGolden, the one golden harness of every module, runs the txtar
+//     cases under testdata/golden/ (input.jsonl in: frames, non-JSON
+//     lines, repeats, a side going away; output.jsonl compared byte for
+//     byte; optional hand-written snapshots.json and parents.json) with
+//     the settings and cap of the case's "options:" comment line, and
+//     holds every output to the invariants all modules keep (P1, P3 with
+//     the ACP schema, C12: no request answered twice); Golden does the
+//     same for one module;
 //   - CheckTriggers and Triggered check which frames reach a module
 //     through the router's trigger index (the hot path of rule P1);
 //   - CheckCapture, Captures and NothingOnOthers check whole real

@@ -39,13 +39,14 @@ type callKey struct {
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log   *slog.Logger
-	calls *table.Table[callKey, *call]
+	log    *slog.Logger
+	calls  *table.Table[callKey, *call]
+	client *rewrite.Client // the connection's client (P7)
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
 	env.Logger = env.Log()
-	return &rewriter{log: env.Logger, calls: rewrite.NewTable(env, table.Config[callKey, *call]{
+	return &rewriter{log: env.Logger, client: env.Client, calls: rewrite.NewTable(env, table.Config[callKey, *call]{
 		Name:     "launch calls",
 		Size:     func(_ callKey, c *call) int64 { return c.bytes() },
 		Session:  func(k callKey, _ *call) string { return k.session },

@@ -16,7 +16,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzRewrite feeds sequences of frames (one per line; a line starting
+// FuzzClaude feeds sequences of frames (one per line; a line starting
 // with "C" is from the client, the rest of it the frame) to one
 // connection's Rewriter, called directly so that a panic is not hidden by
 // the router's recovery. For every frame:
@@ -27,7 +27,7 @@ import (
 //   - a changed frame is valid JSON when the input was, and removing the
 //     "acp-normalize" member of the _meta it describes gives back the
 //     input, up to whitespace next to the removed member (L5).
-func FuzzRewrite(f *testing.F) {
+func FuzzClaude(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
 	}

@@ -1,8 +1,6 @@
 package claude_test
 
 import (
-	"encoding/json"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
@@ -10,11 +8,6 @@ import (
 
 // claudeModule is the module under test with the default configuration.
 func claudeModule() rewrite.Module { return claude.Module() }
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
-}
 
 // metaValue returns _meta["acp-normalize"][key] of obj.
 func metaValue(obj []byte, key string) ([]byte, bool) {

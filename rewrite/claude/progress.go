@@ -51,6 +51,12 @@ func (r *rewriter) handback(f *rewrite.Frame, update []byte) (rewrite.Verdict, e
 		c.peerReport = &text
 	}
 	r.calls.Resize(c.key) // the report counts against the byte cap (P6)
+	if r.client.Emit(c.finished()) == rewrite.EmitNothing {
+		// P7: the launch call completed at once (a background launch); a
+		// client that shows updates of finished calls as new entries
+		// would show this one as a second call.
+		return v, nil
+	}
 	v.Send(pipe.Client, launchUpdate(rawSession, rawjson.Text(c.key.toolCallID), c))
 	return v, nil
 }

@@ -31,14 +31,16 @@ func Module() rewrite.Module {
 
 type rewriter struct {
 	// id tells whether the agent is Codex (V1).
-	id    *rewrite.Identity
-	calls *table.Table[launch.Key, *spawnCall]
+	id     *rewrite.Identity
+	calls  *table.Table[launch.Key, *spawnCall]
+	client *rewrite.Client // the connection's client (P7)
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		id:    rewrite.NewIdentity(env, Name, AgentName),
-		calls: launch.NewTable(env, "codex launch calls", func(l *spawnCall) int64 { return l.snap.Bytes() }),
+		id:     rewrite.NewIdentity(env, Name, AgentName),
+		calls:  launch.NewTable(env, "codex launch calls", func(l *spawnCall) int64 { return l.snap.Bytes() }),
+		client: env.Client,
 	}
 }
 

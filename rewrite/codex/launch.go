@@ -21,6 +21,8 @@ type spawnCall struct {
 	// bareTitle: the vendor's latest title is only the tool's name;
 	// retitled: the client has been sent the V3 title since.
 	bareTitle, retitled bool
+	// vendorStatus is the last ACP status Codex sent for the call (P7).
+	vendorStatus string
 }
 
 // update handles a session/update: a frame of a launch call gets the
@@ -62,9 +64,17 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	// V3: on every frame that carries the bare title, and on the first
 	// frame after the text became known when the title came without it.
+	st, hasStatus := rawjson.LookupString(upd, "status")
+	if st != "" {
+		l.vendorStatus = st
+	}
 	if t := meta.Title("", deref(l.snap.Prompt)); t != "" && l.bareTitle && (hasTitle || !l.retitled) {
 		edits = append(edits, rawjson.Edit{Path: []string{"params", "update", "title"}, Value: rawjson.Text(t)})
 		l.retitled = true
+		if !hasStatus && l.vendorStatus != "" {
+			// P7: a title on a status-less frame says the status too.
+			edits = append(edits, rawjson.Edit{Path: []string{"params", "update", "status"}, Value: rawjson.Text(l.vendorStatus)})
+		}
 	}
 	out, err := rawjson.SetAll(f.Raw, append(edits, snap)...)
 	if err != nil {
@@ -196,6 +206,9 @@ func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.V
 			return true
 		}
 		r.calls.Resize(key)
+		if r.client.Emit(rewrite.Finished(l.vendorStatus)) == rewrite.EmitNothing {
+			return true // P7: the client would show it as a new entry
+		}
 		emit, err := launchUpdate(key, &l.snap)
 		if err != nil {
 			errs = append(errs, err)

@@ -72,7 +72,7 @@ func (r *rewriter) askQuestion(f *rewrite.Frame) (rewrite.Verdict, error) {
 	case sid == "":
 		return v, sendReply(&v, "C10", id, outcome{Outcome: "cancelled"})
 	}
-	p := &pending{cursorID: bytes.Clone(id), session: sid, toolCallID: tcid, questions: qs}
+	p := &pending{cursorID: bytes.Clone(id), session: sid, toolCallID: tcid, questions: qs, status: r.lastStatus(tcid)}
 	if r.elicitForm {
 		p.kind = kindElicit
 		params, err := elicitParams(sid, tcid, strAt(params, "title"), qs)
@@ -242,7 +242,7 @@ func questionPermission(p *pending) ([]byte, error) {
 	opts = append(opts, permissionOption{OptionID: skipOptionID(q), Name: "Skip", Kind: "reject_once"})
 	return rawjson.Marshal(permissionParams{
 		SessionID: p.session,
-		ToolCall:  permissionToolCall{ToolCallID: p.toolCallID, Title: q.prompt},
+		ToolCall:  permissionToolCall{ToolCallID: p.toolCallID, Title: q.prompt, Status: p.status},
 		Options:   opts,
 	})
 }

@@ -10,6 +10,10 @@ type call struct {
 	id      string
 	task    bool // a subagent launch (C2)
 	done    bool // completed or failed was seen
+	// vendorStatus is the last ACP status Cursor sent for the call: the
+	// frames the proxy adds for it say it too (P7), so that none reads
+	// as the call running again.
+	vendorStatus string
 	// sawToolCall: a tool_call frame of this call was seen. A later
 	// tool_call with the same id is a new call (C6); an entry made by a
 	// cursor/task before the call's tool_call is kept.
@@ -40,6 +44,15 @@ func (c *call) bytes() int64 {
 	return int64(64+len(c.session)+len(c.id)) + c.snap.bytes()
 }
 
+// lastStatus returns the last ACP status Cursor sent for the tool call
+// id, or "" when none is known (P7).
+func (r *rewriter) lastStatus(id string) string {
+	if c, ok := r.calls.Get(id); ok {
+		return c.vendorStatus
+	}
+	return ""
+}
+
 // startOver forgets what earlier frames showed the client: it learns of
 // the call from this tool_call.
 func (c *call) startOver() {
@@ -60,7 +73,10 @@ func (c *call) observe(u *updateMembers) {
 	if v := u[updContent]; vendorContent(v) {
 		c.shown.content, c.vendor.content = true, true
 	}
-	c.observeStatus(str(u[updStatus]))
+	if st := str(u[updStatus]); st != "" {
+		c.vendorStatus = st
+		c.observeStatus(st)
+	}
 }
 
 // observeStatus maps an ACP tool call status to the snapshot's, which

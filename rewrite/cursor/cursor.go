@@ -65,15 +65,20 @@ func Module() rewrite.Module {
 		// draft dialect (S2); without them each task call gets one (S1).
 		Sessions:      &rewrite.SessionTraits{NativeOption: NativeSubagentsOption, FallbackTitle: "Subagent task"},
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
-		Summarize:     summarize,
-		New:           func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
+		// P7: Kandev's adapter answers cursor/task and shows the
+		// subagent's model and agentId from it; through the proxy it
+		// keeps doing so.
+		HandledByClients: []rewrite.ClientMethods{{Client: "kandev-agentctl", Methods: []string{"cursor/task"}}},
+		Summarize:        summarize,
+		New:              func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
-	log  *slog.Logger
-	opts options
+	log    *slog.Logger
+	opts   options
+	client *rewrite.Client // the connection's client (P7)
 
 	elicitForm bool // client declared clientCapabilities.elicitation.form
 
@@ -108,8 +113,9 @@ func newRewriter(env rewrite.Env) *rewriter {
 	}
 	keyLen := func(k string) int64 { return int64(len(k)) }
 	return &rewriter{
-		log:  env.Logger,
-		opts: opts,
+		log:    env.Logger,
+		opts:   opts,
+		client: env.Client,
 		calls: rewrite.NewTable(env, table.Config[string, *call]{Name: "tool calls",
 			Size:     func(k string, c *call) int64 { return keyLen(k) + c.bytes() },
 			Describe: func(k string, c *call) []any { return []any{"toolCallId", k, "session", c.session} }}),
@@ -192,6 +198,9 @@ func isVendorMethod(m string) bool {
 // (which only a bug can make happen): the failure is logged and the
 // frame stays dropped, with whatever answer was already made.
 func (r *rewriter) vendorMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	if r.client.Handles(m) {
+		return r.leftToClient(f, m)
+	}
 	v, err := r.dispatchVendor(f, m)
 	if err != nil && v.Drop {
 		r.log.Warn("Cursor method handled only in part", "method", m, "id", string(f.ID()), "err", err)
@@ -216,12 +225,48 @@ func (r *rewriter) dispatchVendor(f *rewrite.Frame, m string) (rewrite.Verdict, 
 	return r.unknownMethod(f, m)
 }
 
+// leftToClient handles a vendor method the client handles itself (rule
+// P7): the frame goes to the client unchanged and its answer to Cursor;
+// what the method says still goes into the module's state (the
+// snapshot, the todo list), and the standard frames the rules add for
+// it still follow it, except those that would ask the client for an
+// answer (C9, C10: the client answers the method itself) and, for
+// cursor/task, the title, name and content of C3's update (the client
+// shows the task its own way: it sees the stream it would see without
+// the proxy, with the snapshot).
+func (r *rewriter) leftToClient(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	var err error
+	switch strings.TrimPrefix(m, "_") {
+	case "cursor/task":
+		v, err = r.task(f)
+	case "cursor/update_todos", "cursor/create_plan":
+		// The plan update (C8, C9) is standard; the proxy's answer and
+		// C9's permission request are not sent.
+		v, err = r.dispatchVendor(f, m)
+	}
+	out := v.Out[:0]
+	for _, o := range v.Out {
+		if o.To == pipe.Client && o.Request == nil {
+			out = append(out, o)
+		}
+	}
+	v.Out = out
+	v.Frame, v.Drop = nil, false
+	if err != nil {
+		r.log.Warn("Cursor method left to the client handled only in part", "rule", "P7", "method", m, "err", err)
+	}
+	return v, nil
+}
+
 // unknownMethod applies rule C13.
 func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	if r.opts.ForwardUnknownVendorMethods {
 		return v, nil
 	}
+	// P7: a method the client handles never gets here (vendorMethod
+	// forwards it first).
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
 		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
@@ -22,37 +23,29 @@ import (
 // forwarded unchanged is byte-identical to its input (P1), and every
 // frame the module wrote or changed is valid JSON.
 func FuzzCursor(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
 	for _, path := range files {
 		a, err := txtar.ParseFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
-		var input []byte
-		for _, file := range a.Files {
-			if file.Name == "input.jsonl" {
-				input = file.Data
-			}
-		}
 		var seed bytes.Buffer
-		for _, line := range bytes.Split(input, []byte("\n")) {
-			var in struct {
-				From  string          `json:"from"`
-				Frame json.RawMessage `json:"frame"`
-				Event string          `json:"event"`
-			}
-			if json.Unmarshal(line, &in) != nil {
+		for _, file := range a.Files {
+			if file.Name != "input.jsonl" {
 				continue
 			}
-			switch {
-			case in.Event != "":
-				seed.WriteString("G\n")
-			case in.From == "client":
-				seed.WriteByte('c')
-				seed.Write(in.Frame)
-				seed.WriteByte('\n')
-			default:
-				seed.WriteByte('a')
+			for _, in := range proxytest.ReadInput(f, file.Data) {
+				switch {
+				case in.Gone != 0:
+					seed.WriteString("G\n")
+					continue
+				case in.Frame == nil:
+					continue // a non-JSON line: the fuzzer finds those
+				case in.From == pipe.Client:
+					seed.WriteByte('c')
+				default:
+					seed.WriteByte('a')
+				}
 				seed.Write(in.Frame)
 				seed.WriteByte('\n')
 			}

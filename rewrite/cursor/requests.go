@@ -30,6 +30,7 @@ type pending struct {
 
 	// ask_question
 	toolCallID string
+	status     string // the question call's last vendor status when asked (P7)
 	questions  []question
 	next       int // the question asked by the open permission request
 	answers    []answer

@@ -28,7 +28,7 @@ func (e *early) bytes() int64 {
 func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	v.DropFrame()
-	if id := f.ID(); id != nil {
+	if id := f.ID(); id != nil && !r.client.Handles(f.Method()) {
 		reply, err := rewrite.Result(id, []byte("{}"))
 		if err != nil {
 			return v, rewrite.RuleErrorf("C1", "%w", err)
@@ -56,7 +56,7 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if c.session == "" {
 		return v, nil
 	}
-	frames, err := r.lateUpdate(c)
+	frames, err := r.lateUpdate(c, f.Method())
 	if err != nil {
 		return v, err
 	}
@@ -66,23 +66,40 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 	return v, nil
 }
 
-// lateUpdate returns the frame that shows the client what a cursor/task
+// lateUpdate returns the frames that show the client what a cursor/task
 // added to a call it already has (C3): one tool_call_update with what the
 // client still lacks and the snapshot (the sessions module adds the
 // call's child session, S1).
-func (r *rewriter) lateUpdate(c *call) ([][]byte, error) {
-	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id}
-	if !c.shown.title && c.snap.description != "" {
+//
+// Rule P7: the update carries the call's last vendor status, so that no
+// client reads it as running again; for a client that shows updates of
+// finished calls as new entries there is none after the call finished,
+// and for one that reprints them, or that handles cursor/task itself,
+// it carries the snapshot alone.
+func (r *rewriter) lateUpdate(c *call, method string) ([][]byte, error) {
+	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: c.vendorStatus}
+	emit := r.client.Emit(rewrite.Finished(c.vendorStatus))
+	if emit == rewrite.EmitAll && r.client.Handles(method) {
+		emit = rewrite.EmitSnapshotOnly
+	}
+	full := emit == rewrite.EmitAll
+	if full && !c.shown.title && c.snap.description != "" {
 		u.Title = "Task: " + c.snap.description
 		c.shown.title = true
 	}
-	if !c.shown.name {
+	if full && !c.shown.name {
 		u.Name = c.snap.toolNameOr()
 		c.shown.name = true
 	}
-	if !c.shown.content && c.snap.prompt != "" {
+	if full && !c.shown.content && c.snap.prompt != "" {
 		u.Content = promptContent(c.snap.prompt)
 		c.shown.content = true
+	}
+	if u.Title == "" && u.Name == "" && u.Content == nil {
+		u.Status = "" // the snapshot alone changes nothing a client shows (P7 asks no status)
+	}
+	if emit == rewrite.EmitNothing {
+		return nil, nil
 	}
 	u.Meta = meta.Object(meta.SubagentMember, c.snap.subagent().JSON())
 	frame, err := sessionUpdateFrame(c.session, u)
@@ -96,6 +113,7 @@ func (r *rewriter) lateUpdate(c *call) ([][]byte, error) {
 type toolCallUpdate struct {
 	SessionUpdate string          `json:"sessionUpdate"`
 	ToolCallID    string          `json:"toolCallId"`
+	Status        string          `json:"status,omitempty"` // the call's last vendor status (P7)
 	Title         string          `json:"title,omitempty"`
 	Name          string          `json:"name,omitempty"`
 	Content       json.RawMessage `json:"content,omitempty"`

@@ -175,6 +175,7 @@ type permissionParams struct {
 
 type permissionToolCall struct {
 	ToolCallID string          `json:"toolCallId"`
+	Status     string          `json:"status,omitempty"` // the call's last vendor status (P7)
 	Title      string          `json:"title,omitempty"`
 	Content    json.RawMessage `json:"content,omitempty"`
 }
@@ -208,7 +209,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if name := strAt(params, "name"); name != "" {
 		title += ": " + name
 	}
-	tc := permissionToolCall{ToolCallID: tcid, Title: title}
+	tc := permissionToolCall{ToolCallID: tcid, Title: title, Status: r.lastStatus(tcid)}
 	if text := strAt(params, "plan"); text != "" {
 		tc.Content = promptContent(text)
 	}
@@ -266,7 +267,8 @@ func (r *rewriter) generateImage(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if err != nil {
 		return v, rewrite.RuleErrorf("C11", "image content: %w", err)
 	}
-	frame, err := sessionUpdateFrame(sid, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: tcid, Content: content})
+	frame, err := sessionUpdateFrame(sid, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: tcid,
+		Content: content, Status: r.lastStatus(tcid)})
 	if err != nil {
 		return v, rewrite.RuleErrorf("C11", "%w", err)
 	}

@@ -164,12 +164,14 @@ func (r *rewriter) track(fr *toolCallFrame, sid string) *call {
 }
 
 // launchFrame completes a frame of a subagent launch call: the title
-// (C4), the name (C3, C4, C7), the prompt as content (C4), and the
+// (C4), the name (C3, C4, C7), the prompt as content (C4), the call's
+// last vendor status when it gains a title or content (P7), and the
 // snapshot (M), from which the sessions module makes the call's child
 // session (S1). The frame is rebuilt once, whatever it gains.
 func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, error) {
 	edits := c.titleAndName(fr, nil)
 	edits = c.promptEdit(fr.u[updContent], edits)
+	edits = c.statusWith(fr.u[updStatus], edits)
 	snap, err := meta.SubagentEdit(fr.raw, c.snap.subagent(), "params", "update")
 	if err != nil {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("M", "%w", err)
@@ -210,6 +212,23 @@ func (c *call) promptEdit(content []byte, edits []rawjson.Edit) []rawjson.Edit {
 	if !vendorContent(content) && !c.shown.content && c.snap.prompt != "" {
 		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt)))
 		c.shown.content = true
+	}
+	return edits
+}
+
+// statusWith appends, when the proxy gives a frame without a status
+// (status, its raw member, nil when absent) a title or content, the
+// edit that says the call's last vendor status too (P7): a client that
+// reads a status-less update with content as running would otherwise
+// show a finished call running again.
+func (c *call) statusWith(status []byte, edits []rawjson.Edit) []rawjson.Edit {
+	if status != nil || c.vendorStatus == "" {
+		return edits
+	}
+	for _, e := range edits {
+		if k := e.Path[len(e.Path)-1]; k == "title" || k == "content" {
+			return append(edits, updateEdit("status", rawjson.Text(c.vendorStatus)))
+		}
 	}
 	return edits
 }

@@ -25,7 +25,14 @@ type Call struct {
 	// bareShown: the client was shown the bare title; titled: it was
 	// shown a better one since (the vendor's or ours).
 	bareShown, titled bool
+	// vendorStatus is the last ACP status the vendor sent for the call;
+	// a frame the proxy gives a title says it too (P7).
+	vendorStatus string
+	client       *rewrite.Client
 }
+
+// VendorStatus returns the last ACP status the vendor sent for the call.
+func (c *Call) VendorStatus() string { return c.vendorStatus }
 
 // Final reports whether the call reached a final status.
 func (c *Call) Final() bool { return c.Snap.Status.Rank() == meta.StatusCompleted.Rank() }
@@ -49,15 +56,17 @@ func (c *Call) Finish(s meta.Status) bool {
 
 // Calls is a connection's launch calls.
 type Calls struct {
-	t   *table.Table[Key, *Call]
-	log *slog.Logger
+	t      *table.Table[Key, *Call]
+	log    *slog.Logger
+	client *rewrite.Client // the connection's client (P7)
 }
 
 // NewCalls returns an empty table of launch calls for env's connection.
 func NewCalls(env rewrite.Env) *Calls {
 	return &Calls{
-		t:   NewTable(env, "launch calls", func(c *Call) int64 { return int64(len(c.bare)) + c.Snap.Bytes() }),
-		log: env.Log(),
+		t:      NewTable(env, "launch calls", func(c *Call) int64 { return int64(len(c.bare)) + c.Snap.Bytes() }),
+		log:    env.Log(),
+		client: env.Client,
 	}
 }
 
@@ -68,7 +77,7 @@ func (cs *Calls) Get(k Key) (*Call, bool) { return cs.t.Get(k) }
 // earlier one under the same key; bare is the vendor title that is only
 // the tool's name (compared without case).
 func (cs *Calls) Start(k Key, vendor, toolName, bare string) *Call {
-	c := &Call{Snap: meta.Subagent{Vendor: vendor, ToolName: toolName}, bare: bare}
+	c := &Call{Snap: meta.Subagent{Vendor: vendor, ToolName: toolName}, bare: bare, client: cs.client}
 	cs.t.Put(k, c)
 	return c
 }
@@ -93,8 +102,15 @@ func (cs *Calls) DropClosed(f *rewrite.Frame) (string, bool) {
 // object at obj (params.update, params.toolCall), and with rule V3
 // applied to that object's title: a bare title becomes "Subagent:
 // <description>" once the text is known, and a frame without a title
-// gets one when the client was last shown the bare title.
+// gets one when the client was last shown the bare title. A vendor frame
+// that has no status and gets a title here also gets the call's last
+// vendor status (P7), so that no client reads it as the call running
+// again.
 func (c *Call) Annotate(frame []byte, obj ...string) ([]byte, error) {
+	st, hasStatus := rawjson.LookupString(frame, append(obj, "status")...)
+	if st != "" {
+		c.vendorStatus = st
+	}
 	out, err := meta.SetSubagent(frame, &c.Snap, obj...)
 	if err != nil {
 		return nil, err
@@ -115,20 +131,36 @@ func (c *Call) Annotate(frame []byte, obj ...string) ([]byte, error) {
 		return nil, fmt.Errorf("setting the title (V3): %w", err)
 	}
 	c.titled = true
+	if !hasStatus && c.vendorStatus != "" {
+		if out, err = rawjson.Set(out, rawjson.Text(c.vendorStatus), append(obj, "status")...); err != nil {
+			return nil, fmt.Errorf("setting the status (P7): %w", err)
+		}
+	}
 	return out, nil
 }
 
 // UpdateFrame returns the session/update that carries the call's snapshot
 // alone, for a result that arrived outside the call (V5): no status, so
-// nothing the vendor said is overridden (P4). rawSession is the session
-// id's JSON as the vendor wrote it.
+// nothing the vendor said is overridden (P4), unless V3 gives it a title,
+// which then comes with the call's last vendor status (P7). rawSession
+// is the session id's JSON as the vendor wrote it. It returns nil when
+// the client must get no update for the call any more (P7: a client that
+// shows updates of finished calls as new entries); for one that reprints
+// finished calls the snapshot comes without a title.
 func (c *Call) UpdateFrame(rawSession []byte, toolCallID string) ([]byte, error) {
+	emit := c.client.Emit(rewrite.Finished(c.vendorStatus))
+	if emit == rewrite.EmitNothing {
+		return nil, nil
+	}
 	b := make([]byte, 0, 256+c.Snap.Bytes())
 	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
 	b = append(b, rawSession...)
 	b = append(b, `,"update":{"sessionUpdate":"tool_call_update","toolCallId":`...)
 	b = rawjson.AppendString(b, toolCallID)
 	b = append(b, '}', '}', '}')
+	if emit == rewrite.EmitSnapshotOnly {
+		return meta.SetSubagent(b, &c.Snap, "params", "update")
+	}
 	return c.Annotate(b, "params", "update")
 }
 

@@ -26,6 +26,7 @@ func Module() rewrite.Module {
 			return &rewriter{
 				log:     lg,
 				forward: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
+				client:  env.Client,
 				filter:  rewrite.NewMethodFilter(),
 				warned: rewrite.NewTable(env, table.Config[string, struct{}]{Name: "methods warned about", Logger: lg,
 					Size: func(k string, _ struct{}) int64 { return int64(len(k)) }}),
@@ -38,6 +39,7 @@ func Module() rewrite.Module {
 type rewriter struct {
 	log     *slog.Logger
 	forward bool
+	client  *rewrite.Client // the connection's client (P7)
 	filter  rewrite.MethodFilter
 	warned  *table.Table[string, struct{}] // methods already logged at warn
 }
@@ -54,7 +56,8 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if !ok || !r.filter.Unknown(m) {
 		return rewrite.Verdict{}, nil // the trigger matched a nested "method"
 	}
-	if r.forward {
+	if r.forward || r.client.Handles(m) {
+		// P7: a method the client handles itself reaches it unchanged.
 		return rewrite.Verdict{}, nil
 	}
 	if _, seen := r.warned.Get(m); !seen {

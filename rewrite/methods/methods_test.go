@@ -52,10 +52,10 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// FuzzRewrite: whatever an agent sends, no non-standard, non-'_' method
+// FuzzMethods: whatever an agent sends, no non-standard, non-'_' method
 // reaches the client (V7, P3), an unknown request is answered once with
 // its own id, and any other frame passes byte for byte (P1).
-func FuzzRewrite(f *testing.F) {
+func FuzzMethods(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"rawInput":{"method":"GET"}}}`,

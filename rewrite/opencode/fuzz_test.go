@@ -10,11 +10,11 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 )
 
-// FuzzRewrite feeds arbitrary agent frames to the opencode module after
+// FuzzOpenCode feeds arbitrary agent frames to the opencode module after
 // an OpenCode initialize result and a task call. Whatever the frame, the
 // router must not panic, every output must be valid JSON when the input
 // was (P5), and a frame the module leaves alone is byte-identical (P1).
-func FuzzRewrite(f *testing.F) {
+func FuzzOpenCode(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","title":"task","rawInput":{"description":"d","background":true},"rawOutput":{"output":"<task_result>x</task_result>","metadata":{"sessionId":"c","jobId":"j","model":{"modelID":"m","providerID":"p"}}}}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","content":[{"content":{"text":"<task_result>"}}],"rawOutput":{"metadata":7}}}}`,

@@ -10,12 +10,12 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
-// FuzzRewrite feeds arbitrary agent frames to the qwen module after a
+// FuzzQwen feeds arbitrary agent frames to the qwen module after a
 // qwen-code initialize result and a launch call. Whatever the frame, the
 // router must not panic, every output must be valid JSON when the input
 // was (P5: a rule that fails forwards the frame unchanged), and a frame
 // the module leaves alone is byte-identical (P1).
-func FuzzRewrite(f *testing.F) {
+func FuzzQwen(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","title":"Agent","rawInput":{"description":"d","run_in_background":true},"rawOutput":{"type":"task_execution","status":"background","executionSummary":{"totalDurationMs":5}},"_meta":{"toolName":"agent"}}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","_meta":{"parentToolCallId":"call_1","backgroundTask":{"taskId":"t","status":"completed","toolUseId":"call_1"}}}}}`,

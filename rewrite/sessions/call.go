@@ -14,6 +14,9 @@ type call struct {
 	snap *meta.Subagent
 	// fold is what the draft dialect said of the subagent (S6).
 	fold fold
+	// acpStatus is the last ACP status the vendor's frames of the call
+	// said: a frame that gets content from the proxy says it too (P7).
+	acpStatus string
 	// sawToolCall: a tool_call frame started the call (a later one with
 	// the same id is a new call; an entry a draft spawn made before its
 	// tool_call is kept for it).

@@ -68,7 +68,7 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 			cl.promptSent = true
 		}
 	}
-	if cl != nil && cl.snap != nil {
+	if cl != nil && cl.snap != nil && r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitNothing {
 		link, err := r.linkFrame(cl, tcid)
 		if err != nil {
 			return v, rewrite.RuleErrorf("S2", "%w", err)
@@ -108,6 +108,9 @@ func (r *rewriter) linkFrame(cl *call, toolCallID string) ([]byte, error) {
 	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID,
 		Meta: meta.Object(meta.SubagentMember, folded.JSON())}
 	switch {
+	case r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll:
+		// P7: a finished call's update carries the snapshot alone for
+		// this client; the link joins a later frame with content.
 	case !cl.seenContent:
 		u.Content = appendEmptyLink(cl.child)
 	case cl.lastContent != nil:
@@ -120,6 +123,7 @@ func (r *rewriter) linkFrame(cl *call, toolCallID string) ([]byte, error) {
 		r.log.Debug("session link left for the call's next frame with content: its content was not kept", "rule", "S2", "toolCallId", toolCallID)
 	}
 	if u.Content != nil {
+		u.Status = cl.acpStatus // P7: content, so the call's last status
 		cl.linked = true
 		cl.keepContent(u.Content)
 	}
@@ -130,8 +134,8 @@ func (r *rewriter) linkFrame(cl *call, toolCallID string) ([]byte, error) {
 // the draft said changed it (S6: a client that did not opt in learns it
 // from the snapshot).
 func (r *rewriter) foldUpdate(v rewrite.Verdict, cl *call, key launch.Key) (rewrite.Verdict, error) {
-	if cl == nil || cl.snap == nil {
-		return v, nil
+	if cl == nil || cl.snap == nil || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitNothing {
+		return v, nil // P7: no update after a finished call for a client that shows it as new
 	}
 	folded := *cl.snap
 	if !cl.fold.apply(&folded, cl.snap.Status) {

@@ -3,7 +3,6 @@ package sessions
 import (
 	"encoding/json"
 
-	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
@@ -73,6 +72,7 @@ func (r *rewriter) send(frames *[][]byte, sid string, update any) {
 type toolCallUpdate struct {
 	SessionUpdate string          `json:"sessionUpdate"`
 	ToolCallID    string          `json:"toolCallId"`
+	Status        string          `json:"status,omitempty"` // with content: the call's last vendor status (P7)
 	Content       json.RawMessage `json:"content,omitempty"`
 	Meta          json.RawMessage `json:"_meta,omitempty"`
 }
@@ -84,6 +84,3 @@ func snapshotUpdate(cl *call, toolCallID string) ([]byte, error) {
 	return sessionUpdateFrame(cl.session, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID,
 		Meta: meta.Object(meta.SubagentMember, cl.snap.JSON())})
 }
-
-// text is rawjson.Text, for the JSON string of an id.
-func text(s string) []byte { return rawjson.Text(s) }

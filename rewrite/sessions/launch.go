@@ -48,9 +48,9 @@ func synthesized(sid string) bool {
 // the call gets its child session (S1, S4): announced before the call's
 // first frame, linked from its content, its state and title following
 // the snapshot. key is the agent's session and the toolCallId, session
-// where the client sees the call, content the object's content member
-// (nil when absent; only a session/update's is linked).
-func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, snapRaw, content []byte, obj []string) error {
+// where the client sees the call, u a session/update's members (nil for
+// a permission request, whose content is not the call's: no link).
+func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, snapRaw []byte, u *[len(updateKeys)][]byte, obj []string) error {
 	cl, known := r.calls.Get(key)
 	if !known || (tag == "tool_call" && cl.sawToolCall) {
 		// A new call, or an id reused after its call (C6): a fresh entry.
@@ -59,6 +59,11 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 	}
 	if tag == "tool_call" {
 		cl.sawToolCall = true
+	}
+	if u != nil {
+		if st, ok := rawjson.DecodeString(u[updStatus]); ok && st != "" {
+			cl.acpStatus = st
+		}
 	}
 	s, err := meta.ParseSubagent(snapRaw)
 	if err != nil {
@@ -77,10 +82,10 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 		return nil
 	}
 	r.childOf(c, cl, key)
-	if obj[1] != "update" {
+	if u == nil {
 		return nil // a permission request shows the call; its content is not the call's
 	}
-	return linkContent(c, cl, content)
+	return r.linkContent(c, cl, u[updContent], u[updStatus] != nil)
 }
 
 // subagentPath is the path of the snapshot in the object at obj.
@@ -215,7 +220,11 @@ func (r *rewriter) titleOf(s *meta.Subagent) string {
 // the call had no content yet). When the content the client has is
 // unknown (larger than maxKeptContent, or sent before the call was known
 // to be a launch), the link waits for a frame with content.
-func linkContent(c *change, cl *call, content []byte) error {
+//
+// Rule P7: a frame the proxy gives content it had none of also says the
+// call's last vendor status, and a call that has finished gets no content from
+// the proxy for a client that shows or reprints such updates as new.
+func (r *rewriter) linkContent(c *change, cl *call, content []byte, hasStatus bool) error {
 	if content != nil && rawjson.FirstByte(content) != '[' {
 		return nil // not a content array: not the proxy's to touch
 	}
@@ -235,7 +244,7 @@ func linkContent(c *change, cl *call, content []byte) error {
 			cl.keepContent(arr)
 			return nil
 		}
-	case cl.linked:
+	case cl.linked, r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll:
 		return nil
 	case cl.lastContent != nil:
 		if arr, err = appendLink(cl.lastContent, cl.child); err != nil {
@@ -247,6 +256,9 @@ func linkContent(c *change, cl *call, content []byte) error {
 		return nil
 	}
 	c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "content"}, Value: arr})
+	if content == nil && !hasStatus && cl.acpStatus != "" {
+		c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "status"}, Value: rawjson.Text(cl.acpStatus)})
+	}
 	cl.linked = true
 	cl.keepContent(arr)
 	return nil

@@ -18,7 +18,7 @@ const metaKey = meta.Key
 // module reads, in one walk (a tool call's content can be megabytes).
 var (
 	paramsKeys = [...]string{"sessionId", "update"}
-	updateKeys = [...]string{"sessionUpdate", "toolCallId", "content", "_meta"}
+	updateKeys = [...]string{"sessionUpdate", "toolCallId", "content", "_meta", "status"}
 )
 
 const (
@@ -26,6 +26,7 @@ const (
 	updToolCallID
 	updContent
 	updMeta
+	updStatus
 )
 
 // marks are what the vendor modules put under _meta["acp-normalize"]
@@ -128,7 +129,7 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	isCall := tag == "tool_call" || tag == "tool_call_update"
 	if isCall && mk.snapshot != nil {
 		id, _ := rawjson.DecodeString(u[updToolCallID])
-		if err := r.launchFrame(&c, launch.Key{Session: sid, ToolCallID: id}, session, tag, mk.snapshot, u[updContent], updatePath); err != nil {
+		if err := r.launchFrame(&c, launch.Key{Session: sid, ToolCallID: id}, session, tag, mk.snapshot, &u, updatePath); err != nil {
 			return rewrite.Verdict{}, err
 		}
 	}
@@ -154,7 +155,7 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 	if !ok || pc.snap == nil {
 		return sid // a launch call the module never saw: nothing is guessed
 	}
-	if pc.snap.Status.Rank() < meta.StatusRunning.Rank() {
+	if pc.snap.Status.Rank() < meta.StatusRunning.Rank() && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
 		// S8: the subagent works; the launch call says so right after
 		// this frame, with the snapshot alone (no ACP status, P4).
 		pc.snap.Status = meta.StatusRunning
