@@ -98,21 +98,19 @@ func (r *rewriter) agentRequest(f *rewrite.Frame, obj ...string) (rewrite.Verdic
 // its id, so the client's answer goes back to the agent unchanged.
 func (r *rewriter) rehomed(c *change, frame []byte, sid string, ch *child, obj []string) error {
 	parent := r.rehome(ch)
-	c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "sessionId"}, Value: rawjson.Text(parent)})
-	e, err := meta.Edit(frame, rawjson.Text(sid), ChildMember, obj...)
+	out, err := meta.Set(frame, rawjson.Text(sid), ChildMember, obj...)
+	if err == nil && ch.toolCallID != "" {
+		if _, has := rawjson.Lookup(out, append(append([]string(nil), obj...), "_meta", metaKey, meta.ParentMember)...); !has {
+			out, err = meta.SetParent(out, rawjson.Text(ch.toolCallID), obj...)
+		}
+	}
+	if err == nil {
+		out, err = rawjson.Set(out, rawjson.Text(parent), "params", "sessionId")
+	}
 	if err != nil {
 		return rewrite.RuleErrorf("S7", "%w", err)
 	}
-	c.edits = append(c.edits, e)
-	if ch.toolCallID != "" {
-		if _, has := rawjson.Lookup(frame, append(append([]string(nil), obj...), "_meta", metaKey, meta.ParentMember)...); !has {
-			e, err := meta.Edit(frame, rawjson.Text(ch.toolCallID), meta.ParentMember, obj...)
-			if err != nil {
-				return rewrite.RuleErrorf("S7", "%w", err)
-			}
-			c.edits = append(c.edits, e)
-		}
-	}
+	c.base = out
 	r.once(slog.LevelInfo, "rehomed\x00"+sid, "a request of a subagent session the client was never told of goes to its parent session",
 		"rule", "S7", "sessionId", sid, "parent", parent)
 	return nil

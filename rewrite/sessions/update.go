@@ -57,8 +57,10 @@ func readMarks(metaObj []byte) (marks, error) {
 }
 
 // change collects what the module does to one frame: edits of the frame
-// itself, frames to send before it and after it.
+// itself (of base, when set: the frame as an earlier step left it),
+// frames to send before it and after it.
 type change struct {
+	base      []byte
 	edits     []rawjson.Edit
 	pre, post [][]byte
 }
@@ -68,10 +70,14 @@ type change struct {
 // frame's place, the others follow in order).
 func (c *change) verdict(frame []byte) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
-	if len(c.edits) == 0 && len(c.pre) == 0 && len(c.post) == 0 {
+	if len(c.edits) == 0 && len(c.pre) == 0 && len(c.post) == 0 && c.base == nil {
 		return v, nil
 	}
 	out := frame
+	if c.base != nil {
+		frame = c.base // compared below with itself: always replaced
+		out = c.base
+	}
 	if len(c.edits) > 0 {
 		var err error
 		if out, err = rawjson.SetAll(frame, c.edits...); err != nil {
@@ -79,7 +85,7 @@ func (c *change) verdict(frame []byte) (rewrite.Verdict, error) {
 		}
 	}
 	all := append(append(c.pre, out), c.post...)
-	if len(c.pre) > 0 || !bytes.Equal(out, frame) {
+	if len(c.pre) > 0 || c.base != nil || !bytes.Equal(out, frame) {
 		v.Replace(all[0])
 	} // else all[0] is the frame itself, forwarded as it came
 	for _, b := range all[1:] {
@@ -100,9 +106,6 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if !ok || rawjson.FirstByte(upd) != '{' {
 		return rewrite.Verdict{}, nil
 	}
-	if ch := r.hiddenChild(sid); ch != nil {
-		return r.hiddenNotification(sid), nil // S7
-	}
 	tag, _ := rawjson.DecodeString(u[updTag])
 	switch tag {
 	case "subagent_spawned":
@@ -111,6 +114,11 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.draftState(sid, upd)
 	case "subagent_update":
 		return r.nativeUpdate(sid, upd), nil
+	}
+	if ch := r.hiddenChild(sid); ch != nil {
+		return r.hiddenNotification(sid), nil // S7
+	}
+	switch tag {
 	case "session_message", "session_message_chunk":
 		if !r.optedIn {
 			return r.unasked(tag, sid), nil // P3
