@@ -35,7 +35,7 @@ var captureCases = map[string]map[string]map[string]any{
 			"vendor": "gemini", "toolName": "invoke_agent", "status": "failed"},
 	},
 	"subagents.jsonl": { // clientCapabilities.subagents is ignored by Gemini
-		"4f163681-34fc-4b8a-97e8-94069fc09507/invoke_agent__invoke_agent_1796087379260_0": {
+		"41dfd8a0-ae32-4a41-963b-5cea6e048cc2/invoke_agent__invoke_agent_1796162129338_0": {
 			"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"},
 	},
 }
