@@ -11,7 +11,7 @@ DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -35,13 +35,17 @@ demo: build
 test: lint cross interop-deps
 	$(GO) test -race -count=1 ./...
 
-## interop-deps: the TypeScript ACP SDK for the interop test (interop/ts), installed
-## from its lock file when missing; without npm that test skips and says so.
+## interop-deps: the TypeScript ACP SDK for the interop test (interop/ts) and the
+## TypeScript conductor for the pipeline test (interop/conductor), installed from
+## their lock files when missing; without npm those tests skip and say so.
+INTEROP_NODE := interop/ts interop/conductor
 interop-deps:
 	@if command -v npm >/dev/null 2>&1; then \
-		[ -d interop/ts/node_modules ] || npm ci --prefix interop/ts --no-audit --no-fund --loglevel=error; \
+		for d in $(INTEROP_NODE); do \
+			[ -d $$d/node_modules ] || npm ci --prefix $$d --no-audit --no-fund --loglevel=error || exit 1; \
+		done; \
 	else \
-		echo "npm not found: the TypeScript SDK interop test will be skipped"; \
+		echo "npm not found: the TypeScript SDK interop and conductor tests will be skipped"; \
 	fi
 
 ## lint: gofmt and go vet (what a clean CI machine has without downloads),
@@ -101,5 +105,13 @@ captures:
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
 
+## pipeline-check: a real agent (Qwen Code, from npm, against the capture rig's
+## fake model) behind acp-normalize in the proxy slot of the real TypeScript
+## conductor, compared with the same scenarios behind the stdio wrapper
+## (capture/pipeline.sh; README "Pipelines"). Not part of `make test`.
+## `make pipeline-check SCENARIOS=foreground` runs one scenario.
+pipeline-check:
+	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/pipeline.sh
+
 clean:
-	rm -rf bin interop/ts/node_modules
+	rm -rf bin interop/ts/node_modules interop/conductor/node_modules

@@ -53,6 +53,10 @@ type Record struct {
 	// event's settings, so that a replay can use the same.
 	NonJSON string
 	Options []string
+	// Component marks a start event of a conductor's proxy component
+	// (rule K1): no agent command; the agent side's frames are recorded
+	// unwrapped, as the modules saw them.
+	Component bool
 	// IDToken is the token in the ids of the proxy's own requests
 	// ("acp-normalize:TOKEN:N", rule C12), for a replay to use the same.
 	IDToken string
@@ -94,6 +98,9 @@ func AppendRecord(dst []byte, r *Record) []byte {
 		}
 		if r.Options != nil {
 			dst = appendJSONField(dst, "options", r.Options)
+		}
+		if r.Component {
+			dst = append(dst, `,"component":true`...)
 		}
 		if r.IDToken != "" {
 			dst = appendField(dst, "idToken", r.IDToken)
@@ -199,6 +206,7 @@ type captureLine struct {
 	NonJSON   string          `json:"nonJSON"`
 	Options   []string        `json:"options"`
 	IDToken   string          `json:"idToken"`
+	Component bool            `json:"component"`
 	Signal    string          `json:"signal"`
 	Code      *int            `json:"code"`
 	Dropped   int64           `json:"dropped"`
@@ -242,6 +250,7 @@ func parseCaptureLine(b []byte) (Record, error) {
 	case l.Event != "":
 		r.Event, r.Version, r.Argv, r.Modules, r.Code = l.Event, l.Version, l.Agent, l.Modules, l.Code
 		r.NonJSON, r.Options, r.Signal, r.IDToken, r.Dropped = l.NonJSON, l.Options, l.Signal, l.IDToken, l.Dropped
+		r.Component = l.Component
 		return r, nil
 	case l.Op != "":
 		to, ok := ParseSide(l.To)

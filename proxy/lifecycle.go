@@ -59,7 +59,7 @@ func (c *connection) drainAgent(agentDone <-chan struct{}) {
 			return
 		case sig := <-c.cfg.Signals:
 			c.log.Info("signal while delivering the agent's last output; stopping", "signal", sig.String())
-			_ = c.agent.group.kill()
+			_ = c.agent.kill()
 			return
 		case <-tick.C:
 		}
@@ -78,8 +78,8 @@ func (c *connection) drainAgent(agentDone <-chan struct{}) {
 			continue
 		}
 		c.log.Warn("agent's stdout still open after it exited; ending its process group")
-		_ = c.agent.group.kill()
-		if err := c.agent.stdout.SetReadDeadline(time.Now()); err != nil {
+		_ = c.agent.kill()
+		if err := c.agent.interruptRead(); err != nil {
 			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)
 		}
 		select {
@@ -133,7 +133,7 @@ func (c *connection) supervise(exited <-chan int) int {
 			case <-time.After(limit):
 			}
 			c.log.Info("forwarding signal to agent", "signal", sig.String())
-			if err := c.agent.group.signal(sig); err != nil {
+			if err := c.agent.signal(sig); err != nil {
 				c.log.Warn("forwarding signal failed", "signal", sig.String(), "err", err)
 			}
 			if stage != stageKill {
@@ -158,11 +158,11 @@ func (c *connection) supervise(exited <-chan int) int {
 				// If the client loop is still blocked writing to the
 				// agent, closing its stdin frees it.
 				c.closeAgentStdin()
-				_ = c.agent.group.terminate()
+				_ = c.agent.terminate()
 				arm(stageKill)
 			case stageKill:
 				c.log.Warn("agent still running; sending SIGKILL", "grace", c.cfg.KillGrace)
-				_ = c.agent.group.kill()
+				_ = c.agent.kill()
 				timeout = nil
 			}
 		}
@@ -186,7 +186,7 @@ func (c *connection) closeClient() {
 // write to it that is blocked.
 func (c *connection) closeAgentStdin() {
 	c.agentStdinClosed.Store(true)
-	_ = c.agent.stdin.Close()
+	_ = c.agent.closeInput()
 }
 
 // lastWords runs once: the modules' Close outputs (rule C12: Cursor gets
@@ -219,16 +219,16 @@ func (c *connection) lastWords(limit time.Duration) {
 // endGroup ends what is left of the agent's process group after the agent
 // exited: SIGTERM, then SIGKILL after the grace.
 func (c *connection) endGroup() {
-	if !c.agent.group.alive() {
+	if !c.agent.alive() {
 		return
 	}
 	c.log.Info("ending processes the agent left running", "grace", c.cfg.KillGrace)
-	_ = c.agent.group.terminate()
+	_ = c.agent.terminate()
 	deadline := time.Now().Add(c.cfg.KillGrace)
-	for c.agent.group.alive() && time.Now().Before(deadline) {
+	for c.agent.alive() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if c.agent.group.alive() {
-		_ = c.agent.group.kill()
+	if c.agent.alive() {
+		_ = c.agent.kill()
 	}
 }

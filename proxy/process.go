@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // agentProcess is the started agent with our ends of its three pipes.
@@ -17,6 +20,7 @@ type agentProcess struct {
 	stdout *os.File // we read
 	stderr *os.File // we read
 	group  processGroup
+	in     *pipe.Writer // frames for stdin
 }
 
 // StartError means the agent could not be run at all (not found, not
@@ -74,7 +78,7 @@ func startAgent(argv []string, grace time.Duration) (*agentProcess, error) {
 		closeAll(inW, outR, errR)
 		return nil, &StartError{Agent: argv[0], Err: err}
 	}
-	return &agentProcess{cmd: cmd, pid: pid, stdin: inW, stdout: outR, stderr: errR, group: group}, nil
+	return &agentProcess{cmd: cmd, pid: pid, stdin: inW, stdout: outR, stderr: errR, group: group, in: pipe.NewWriter(inW)}, nil
 }
 
 func closeAll(files ...*os.File) {
@@ -95,3 +99,17 @@ func (p *agentProcess) wait() int {
 	}
 	return exitCode(p.cmd.ProcessState)
 }
+
+func (p *agentProcess) output() io.Reader    { return p.stdout }
+func (p *agentProcess) input() frameWriter   { return p.in }
+func (p *agentProcess) closeInput() error    { return p.stdin.Close() }
+func (p *agentProcess) errOutput() io.Reader { return p.stderr }
+
+func (p *agentProcess) interruptRead() error { return p.stdout.SetReadDeadline(time.Now()) }
+
+func (p *agentProcess) signal(sig os.Signal) error { return p.group.signal(sig) }
+func (p *agentProcess) terminate() error           { return p.group.terminate() }
+func (p *agentProcess) kill() error                { return p.group.kill() }
+func (p *agentProcess) alive() bool                { return p.group.alive() }
+func (p *agentProcess) release()                   { p.group.release() }
+func (p *agentProcess) describe() []any            { return []any{"pid", p.pid} }

@@ -3,8 +3,6 @@ package proxy
 import (
 	"sync"
 	"time"
-
-	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // maxQueuedBytes bounds what one side's queue holds (P6). Past it, send
@@ -23,7 +21,7 @@ const queuedOverhead = 64
 // if the agent's stdin is full while the agent waits for its stdout to be
 // read, the loop reading that stdout must keep reading.
 type sendQueue struct {
-	w    *pipe.Writer
+	w    frameWriter
 	stop <-chan struct{}
 	fail func(error)
 
@@ -41,7 +39,7 @@ type queued struct {
 }
 
 // newSendQueue starts a queue writing to w until stop is closed.
-func newSendQueue(w *pipe.Writer, stop <-chan struct{}, fail func(error)) *sendQueue {
+func newSendQueue(w frameWriter, stop <-chan struct{}, fail func(error)) *sendQueue {
 	q := &sendQueue{w: w, stop: stop, fail: fail, added: make(chan struct{}, 1), freed: make(chan struct{})}
 	go q.run()
 	return q

@@ -35,7 +35,7 @@ import (
 // the client requests the agent never answered get -32603 right after its
 // last frame (F6).
 func (c *connection) relayAgent() {
-	if err := c.relay(pipe.Agent, activityReader{r: c.agent.stdout, c: c}); err != nil {
+	if err := c.relay(pipe.Agent, activityReader{r: c.agent.output(), c: c}); err != nil {
 		c.log.Warn("reading from agent failed", "err", err)
 	}
 	var outs []Out
@@ -48,7 +48,9 @@ func (c *connection) relayAgent() {
 // relayClient relays the client's stream to the agent until it ends; the
 // end of the stream (or a failed read) is the client leaving (F5).
 func (c *connection) relayClient(stream io.Reader) {
-	if err := c.relay(pipe.Client, stream); err != nil {
+	if err := c.relay(pipe.Client, stream); errors.Is(err, errHandshakeRefused) {
+		c.log.Debug("client stream ended: its proxy handshake was refused", "rule", "K3")
+	} else if err != nil {
 		c.log.Warn("reading from client failed", "err", err)
 	} else {
 		c.log.Debug("client closed its stream")
@@ -239,7 +241,7 @@ const maxStderrLine = 1 << 20
 // the protocol streams (rule F4). A line longer than maxStderrLine is
 // passed on in pieces.
 func (c *connection) copyStderr() {
-	br := bufio.NewReaderSize(c.agent.stderr, 16<<10)
+	br := bufio.NewReaderSize(c.agent.errOutput(), 16<<10)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')

@@ -71,6 +71,9 @@ type Step struct {
 	// IDToken is the token of the proxy's own request ids (C12), "" when
 	// the capture has none.
 	IDToken string
+	// Component is set for a start event of a conductor's proxy component
+	// (K1): its agent side's frames were recorded unwrapped.
+	Component bool
 	// Signal names the signal of a signal event.
 	Signal string
 	// Outs is what the router wrote because of this step, in order.
@@ -175,7 +178,7 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 			var start *Step
 			if rec.Event == "start" {
 				start = &Step{Kind: StepEvent, Text: rec.Event, Version: rec.Version, Argv: rec.Argv,
-					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options, IDToken: rec.IDToken}
+					Modules: rec.Modules, Policy: rec.NonJSON, Options: rec.Options, IDToken: rec.IDToken, Component: rec.Component}
 			}
 			if err := setUp(start); err != nil {
 				return err
@@ -186,6 +189,7 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 			step.Kind, step.Text, step.Code = StepEvent, rec.Event, rec.Code
 			step.Version, step.Argv, step.Modules = rec.Version, rec.Argv, rec.Modules
 			step.Policy, step.Options, step.Signal, step.IDToken = rec.NonJSON, rec.Options, rec.Signal, rec.IDToken
+			step.Component = rec.Component
 			switch rec.Event {
 			case "client-gone", "signal":
 				// Live, the modules got their last word here (C12): the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -130,6 +131,9 @@ type Router struct {
 	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
 	initIDs   map[string]struct{}     // idKeys of client initialize requests
 	closed    bool
+	// v2 is set once the agent answered initialize with protocolVersion 2
+	// or later: every module is off, every frame passes as it came (K4).
+	v2 atomic.Bool
 	// inner has a bit for each module an acp-normalize proxy behind this
 	// one already applies (it advertised them in its initialize result):
 	// such a module is off here, so nested proxies neither repeat its work
@@ -283,6 +287,9 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		return r.handleNonJSON(from, raw, r.recordInput(from, raw), dst)
 	}
 	matched, mayAnswer := r.scan(from, raw)
+	if r.v2.Load() {
+		matched = 0 // K4: no module reads a v2 frame
+	}
 	if matched == 0 && from == pipe.Agent && !mayAnswer {
 		return append(dst, Out{To: to, Frame: raw, Re: r.recordInput(from, raw)})
 	}
@@ -304,6 +311,11 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	}
 	if from == pipe.Client && env.Kind == pipe.Request && env.MethodIs("initialize") {
 		r.identifyClient(raw)
+		if asksV2(env.Params) {
+			// The answer may make this a v2 connection (K4): its
+			// initialize leaves as it came, whatever the answer.
+			matched = 0
+		}
 	}
 	cur, replaced := raw, false
 	if from == pipe.Agent && env.Kind == pipe.Response {
@@ -389,6 +401,12 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	if !bytes.Contains(raw, []byte(`"result"`)) {
 		return raw, false
 	}
+	if v, ok := rawjson.Lookup(raw, "result", "protocolVersion"); ok && isV2(v) {
+		if !r.v2.Swap(true) {
+			r.log.Info("the agent speaks ACP protocol v2: every module is off and frames pass unchanged", "protocolVersion", string(v), "rule", "K4")
+		}
+		return raw, false
+	}
 	names := r.names
 	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
 		names = r.nested(prev)
@@ -405,6 +423,22 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	}
 	return adv, true
 }
+
+// isV2 reports whether a protocolVersion is 2 or later: shapes the v1
+// modules must not guess at (K4).
+func isV2(v []byte) bool {
+	n, err := strconv.ParseUint(string(v), 10, 32)
+	return err == nil && n >= 2
+}
+
+// asksV2 reports whether initialize params ask for protocol v2 or later.
+func asksV2(params []byte) bool {
+	v, ok := rawjson.Lookup(params, "protocolVersion")
+	return ok && isV2(v)
+}
+
+// V2 reports whether the connection turned out to be protocol v2 (K4).
+func (r *Router) V2() bool { return r.v2.Load() }
 
 // advertisement returns the initialize result's
 // agentCapabilities._meta["acp-normalize"] (rule M): the version, the

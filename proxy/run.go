@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -13,7 +14,9 @@ import (
 
 // Config configures Run.
 type Config struct {
-	// Argv is the agent command and its arguments.
+	// Argv is the agent command and its arguments. Without one the proxy
+	// is a conductor's proxy component (rule K1): Stdin and Stdout are the
+	// conductor's, and the agent is the component's successor behind it.
 	Argv   []string
 	Router RouterConfig
 	// KillGrace is the grace of rule F5 (DefaultKillGrace when zero).
@@ -39,9 +42,10 @@ type connection struct {
 	cfg     Config
 	log     *slog.Logger
 	router  *Router
-	agent   *agentProcess
-	writers [3]*pipe.Writer // by destination side
-	queues  [3]*sendQueue   // replies to a frame's sender, by destination side
+	agent   agentEnd
+	writers [3]frameWriter // by destination side
+	stdout  *pipe.Writer   // the client's stream (writers[pipe.Client])
+	queues  [3]*sendQueue  // replies to a frame's sender, by destination side
 
 	// life guards the router and the capture against use after Run
 	// returns: loops still running then (Run's caller owns stdin) do
@@ -69,11 +73,17 @@ type connection struct {
 	lastWordsOnce  sync.Once
 	// agentStdinClosed is set just before the agent's stdin is closed.
 	agentStdinClosed atomic.Bool
+	// refused is set when a proxy with an agent command got a conductor's
+	// proxy handshake (K3).
+	refused atomic.Pointer[HandshakeError]
 }
 
 // Run starts the agent and relays between it and the client until the
 // agent exits. It returns the exit code the proxy should exit with: the
-// agent's (rule F6).
+// agent's (rule F6). With no agent command (Config.Argv) it runs as a
+// conductor's proxy component until the conductor's stream ends (K1);
+// a handshake missing there, or one given to a proxy with an agent
+// command, ends the run with exit code 2 and a *HandshakeError (K3).
 func Run(cfg Config) (int, error) {
 	cfg = cfg.withDefaults()
 	router, err := NewRouter(cfg.Router)
@@ -83,27 +93,72 @@ func Run(cfg Config) (int, error) {
 	undo := catchSIGPIPE()
 	defer undo()
 
-	agent, err := startAgent(cfg.Argv, cfg.KillGrace)
-	if err != nil {
-		return 1, err
+	c := newConnection(cfg, router)
+	var agent agentEnd
+	var clientStream io.Reader
+	var component *link
+	if len(cfg.Argv) == 0 {
+		component = newLink(cfg.Stdin, c.stdout, c.log)
+		agent, clientStream = component, component.client()
+	} else {
+		p, err := startAgent(cfg.Argv, cfg.KillGrace)
+		if err != nil {
+			return 1, err
+		}
+		agent = p
+		clientStream = &guardHandshake{r: cfg.Stdin, fail: c.refuseHandshake}
 	}
-	defer agent.group.release()
-	c := newConnection(cfg, router, agent)
-	c.log.Debug("agent started", "pid", agent.pid, "argv", pipe.RedactArgs(cfg.Argv))
+	defer agent.release()
+	c.attach(agent)
+	c.log.Debug("agent started", append(agent.describe(), "argv", pipe.RedactArgs(cfg.Argv))...)
 	c.recordEvent(pipe.Record{Event: "start"})
 
-	stderrDone := goDone(c.copyStderr)
+	stderrDone := closedChan
+	if agent.errOutput() != nil {
+		stderrDone = goDone(c.copyStderr)
+	}
 	agentDone := goDone(c.relayAgent)
-	clientStream := newReadAhead(cfg.Stdin, c.stop, func() {
+	readAhead := newReadAhead(clientStream, c.stop, func() {
 		c.clientEOFOnce.Do(func() { close(c.clientEOF) })
 	})
-	go c.relayClient(clientStream)
+	go c.relayClient(readAhead)
 	exited := make(chan int, 1)
 	go func() { exited <- agent.wait() }()
 
 	code := c.supervise(exited)
 	c.finish(agentDone, stderrDone, code)
+	if herr := c.refused.Load(); herr != nil {
+		return exitUsage, herr
+	}
+	if component != nil && component.err != nil {
+		return exitUsage, component.err
+	}
 	return code, nil
+}
+
+// closedChan is a channel that is closed.
+var closedChan = func() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// errHandshakeRefused ends the client stream of a proxy that refused a
+// conductor's handshake (K3): nothing of it reaches the agent.
+var errHandshakeRefused = errors.New("the client's proxy handshake was refused")
+
+// refuseHandshake is K3's second case: the client's first frame is a
+// conductor's proxy handshake, but this proxy has an agent command. The
+// client gets an error response, and the session ends.
+func (c *connection) refuseHandshake(frame []byte) error {
+	herr := &HandshakeError{Got: HandshakeOf(frame)}
+	if !c.refused.CompareAndSwap(nil, herr) {
+		return errHandshakeRefused
+	}
+	if reply := handshakeReply(frame, herr); reply != nil {
+		c.queues[pipe.Client].send([][]byte{reply}, c.cfg.KillGrace)
+	}
+	return errHandshakeRefused
 }
 
 // withDefaults fills in what Config leaves zero.
@@ -123,22 +178,26 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-func newConnection(cfg Config, router *Router, agent *agentProcess) *connection {
+func newConnection(cfg Config, router *Router) *connection {
 	c := &connection{
 		cfg:        cfg,
 		log:        cfg.Logger,
 		router:     router,
-		agent:      agent,
 		clientGone: make(chan struct{}),
 		clientEOF:  make(chan struct{}),
 		stop:       make(chan struct{}),
 	}
-	c.writers[pipe.Client] = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
-	c.writers[pipe.Agent] = pipe.NewWriter(agent.stdin)
-	for _, side := range []pipe.Side{pipe.Client, pipe.Agent} {
-		c.queues[side] = newSendQueue(c.writers[side], c.stop, func(err error) { c.writeFailed(side, err) })
-	}
+	c.stdout = pipe.NewWriter(activityWriter{w: cfg.Stdout, c: c})
+	c.writers[pipe.Client] = c.stdout
+	c.queues[pipe.Client] = newSendQueue(c.writers[pipe.Client], c.stop, func(err error) { c.writeFailed(pipe.Client, err) })
 	return c
+}
+
+// attach makes agent the connection's agent side.
+func (c *connection) attach(agent agentEnd) {
+	c.agent = agent
+	c.writers[pipe.Agent] = agent.input()
+	c.queues[pipe.Agent] = newSendQueue(c.writers[pipe.Agent], c.stop, func(err error) { c.writeFailed(pipe.Agent, err) })
 }
 
 // goDone runs fn on its own goroutine and returns a channel closed when
@@ -174,6 +233,10 @@ func (c *connection) recordEvent(rec pipe.Record) {
 		rec.Argv = c.cfg.Argv
 		if !c.cfg.RecordRaw {
 			rec.Argv = pipe.RedactArgs(c.cfg.Argv)
+		}
+		rec.Component = len(c.cfg.Argv) == 0
+		if rec.Component {
+			rec.Argv = nil // no agent command: the conductor reaches the agent
 		}
 		rec.Modules = []string{}
 		for _, m := range c.cfg.Router.Modules {

@@ -212,6 +212,11 @@ func endLabel(s *proxy.Step) string {
 	if s.Argv != nil {
 		label += ", agent " + strings.Join(s.Argv, " ")
 	}
+	if s.Component {
+		// K1: the agent side was reached through a conductor; the capture
+		// holds its frames unwrapped, as the modules saw them.
+		label += ", as a conductor's proxy component (the successor's wrapped frames shown unwrapped)"
+	}
 	if s.Code != nil {
 		label += " code " + strconv.Itoa(*s.Code)
 	}

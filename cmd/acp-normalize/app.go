@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
@@ -94,7 +95,7 @@ func newApp(st streams) *cli.App {
 	return &cli.App{
 		Name:      "acp-normalize",
 		Usage:     "repair vendor deviations in Agent Client Protocol (ACP) stdio traffic",
-		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize command [flags] [args]",
+		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize [flags]   (in a conductor's proxy slot: no agent command)\nacp-normalize command [flags] [args]",
 		Description: "Put acp-normalize in front of an ACP agent in your editor's agent config:\n" +
 			"every frame is relayed byte for byte, except where a vendor module repairs it.\n" +
 			"stdout carries protocol frames only; logs go to stderr and --log-file.",
@@ -127,10 +128,13 @@ func newApp(st streams) *cli.App {
 	}
 }
 
-// proxyAction runs the proxy in front of argv.
+// proxyAction runs the proxy in front of argv or, with no agent command,
+// as a conductor's proxy component (rule K1).
 func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
-	if len(argv) == 0 {
-		return exitUsage, usageError("no agent command given; usage: acp-normalize [flags] -- AGENT [ARGS...]")
+	if len(argv) == 0 && isTerminal(st.stdin) {
+		// A person at a terminal, not a conductor: say how to use it.
+		return exitUsage, usageError("no agent command given; usage: acp-normalize [flags] -- AGENT [ARGS...]" +
+			" (with no agent command it is a conductor's proxy component and reads the conductor's frames on stdin)")
 	}
 	level, err := parseLevel(c.String("log-level"))
 	if err != nil {
@@ -154,7 +158,9 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	if len(argv) == 0 {
+		// Component mode: the conductor reaches the agent.
+	} else if _, err := exec.LookPath(argv[0]); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
 		}
@@ -226,6 +232,11 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		}
 		reportDropped(logger, c.String("record"), capture)
 	}
+	if he := (*proxy.HandshakeError)(nil); errors.As(err, &he) {
+		// K3: a component without a handshake, or a handshake for a
+		// proxy with an agent command.
+		return exitUsage, &exitError{code: exitUsage, err: he}
+	}
 	if se := (*proxy.StartError)(nil); errors.As(err, &se) {
 		// The agent exists but cannot be run (a bad #! line, an empty
 		// file): a usage mistake, like one that is not found.
@@ -235,6 +246,12 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitFailure, &exitError{code: exitFailure, err: err}
 	}
 	return code, nil
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // finishCapture writes out what the capture still queues, stops its

@@ -501,7 +501,7 @@ func TestE2EUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no agent", nil, 2, "no agent command given"},
+		{"no agent command, nothing on stdin (K3)", nil, 2, "no agent command, and the client sent nothing"},
 		{"agent not found", []string{"--", "no-such-agent-xyz"}, 2, `agent "no-such-agent-xyz" not found`},
 		{"subcommand name after -- is the agent", []string{"--", "replay", "x"}, 2, `agent "replay" not found`},
 		{"help after -- is the agent", []string{"--", "help"}, 2, `agent "help" not found`},

@@ -164,6 +164,12 @@ func loadFile(name string) (*file, error) {
 	return f, nil
 }
 
+// hasDef reports whether f has the definition name.
+func (f *file) hasDef(name string) bool {
+	_, err := f.def(name)
+	return err == nil
+}
+
 // def compiles (once) the definition name of f.
 func (f *file) def(name string) (*jsonschema.Schema, error) {
 	f.mu.Lock()
@@ -370,6 +376,23 @@ func (s *Schema) Validate(from Sender, method string, frame []byte) error {
 		return s.check(f, whole, doc, "")
 	}
 	return fmt.Errorf("not a JSON-RPC request, notification or response")
+}
+
+// ValidateDef checks value, raw JSON, against the definition def (a $defs
+// name) of the stable file, or of the unstable one when only it has def.
+// It is for shapes Validate does not route by method and side, such as
+// the conductor protocol's (x-side "proxy": InitializeProxyRequest,
+// ProxySuccessorRequest, ...).
+func (s *Schema) ValidateDef(def string, value []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	f := s.stable
+	if !f.hasDef(def) {
+		f = s.unstable
+	}
+	return s.check(f, def, inst, "")
 }
 
 type defRef struct{ def string }

@@ -158,3 +158,29 @@ func TestLoadBothVersions(t *testing.T) {
 		t.Error("Load(3) did not fail")
 	}
 }
+
+// ValidateDef reaches the conductor protocol's shapes (x-side "proxy"),
+// which Validate does not route by method.
+func TestValidateDefProxyShapes(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		def, value string
+		ok         bool
+	}{
+		{"ProxySuccessorRequest", `{"method":"initialize","params":{"protocolVersion":1}}`, true},
+		{"ProxySuccessorRequest", `{"params":{}}`, false},
+		{"ProxySuccessorNotification", `{"method":"session/cancel","params":{"sessionId":"s"}}`, true},
+		{"InitializeProxyRequest", `{"protocolVersion":1}`, true},
+		{"InitializeProxyRequest", `{"protocolVersion":"one"}`, false},
+		{"InitializeRequest", `{"protocolVersion":1}`, true},
+	}
+	for _, tt := range tests {
+		err := s.ValidateDef(tt.def, []byte(tt.value))
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateDef(%s, %s) = %v, want ok=%v", tt.def, tt.value, err, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,325 @@
+//go:build unix
+
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// conductorPeer plays a conductor against Run in component mode (no
+// agent command): it writes the conductor's frames to the component's
+// stdin and reads what the component writes, one line at a time.
+type conductorPeer struct {
+	t       *testing.T
+	in      *io.PipeWriter
+	out     *bufio.Reader
+	capture *bytes.Buffer
+	done    chan struct{}
+	code    int
+	err     error
+}
+
+func startComponent(t *testing.T, argv []string) *conductorPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
+	capture := pipe.NewCaptureWriter(p.capture, false)
+	go func() {
+		defer close(p.done)
+		p.code, p.err = Run(Config{
+			Argv: argv,
+			Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t",
+				IDToken: "tok", Capture: capture},
+			KillGrace:   5 * time.Second,
+			Stdin:       inR,
+			Stdout:      outW,
+			AgentStderr: io.Discard,
+			Logger:      slog.New(slog.DiscardHandler),
+		})
+		_ = capture.Close()
+		_ = outW.Close()
+	}()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		_, _ = io.Copy(io.Discard, outR)
+		<-p.done
+	})
+	return p
+}
+
+func (p *conductorPeer) send(frame string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, frame+"\n"); err != nil {
+		p.t.Fatalf("writing to the component: %v", err)
+	}
+}
+
+// expect reads the component's next line and compares it byte for byte.
+func (p *conductorPeer) expect(want string) {
+	p.t.Helper()
+	got, err := p.out.ReadString('\n')
+	if err != nil {
+		p.t.Fatalf("reading from the component: %v (got %q, want %s)", err, got, want)
+	}
+	if got = strings.TrimSuffix(got, "\n"); got != want {
+		p.t.Fatalf("component wrote\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+// end closes the conductor's stream and returns what else the component
+// wrote, its exit code and error.
+func (p *conductorPeer) end() (string, int, error) {
+	p.t.Helper()
+	_ = p.in.Close()
+	rest, _ := io.ReadAll(p.out)
+	<-p.done
+	return string(rest), p.code, p.err
+}
+
+const (
+	tsInit       = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}`
+	tsInitAnswer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"x"}}}`
+)
+
+// K1 and K2 with the TypeScript conductor's envelope: the handshake, the
+// wrapped frames both ways with their inner bytes unchanged, the proxy's
+// own request ids (C12) apart from the conductor's, and the responses to
+// wrapped requests told apart from the client side's by id.
+func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
+	t.Parallel()
+	p := startComponent(t, nil)
+
+	// K1: the initialize goes to the successor wrapped, params as sent.
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	// K1: the answer echoes _meta.proxy; rule M still advertises.
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+
+	// K2: a wrapped request from the successor reaches the client side
+	// unwrapped, its params' bytes (spacing, key order) unchanged.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"_proxy/successor/request","params":{"method":"fs/read_text_file","params":{"path" : "/a",  "sessionId":"s"}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"path" : "/a",  "sessionId":"s"}}`)
+	// The client side's answer goes back plain, to the wrapper's id.
+	p.send(`{"jsonrpc":"2.0","id":2,"result":{"content":"x"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":2,"result":{"content":"x"}}`)
+
+	// K2: a client request goes to the successor wrapped.
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[ ]}}`)
+	p.expect(`{"jsonrpc":"2.0","id":3,"method":"_proxy/successor/request","params":{"method":"session/prompt","params":{"sessionId":"s","prompt":[ ]}}}`)
+
+	// K2: modules see the unwrapped frame: the test module names the call.
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","rawInput":{"_toolName":"task"}}}}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","rawInput":{"_toolName":"task"},"name":"task"}}}`)
+
+	// C12 in a pipeline: the module's own request to the client side
+	// carries the proxy's id; its answer becomes the reply to the
+	// successor's wrapped request, under the wrapper's id.
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"_proxy/successor/request","params":{"method":"test/ask","params":{"question":"ok?"}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"acp-normalize:tok:1","method":"session/request_permission","params":{"sessionId":"sess-1","toolCall":{"toolCallId":"ask-1","title":"ok?"},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`)
+	p.send(`{"jsonrpc":"2.0","id":"acp-normalize:tok:1","result":{"outcome":{"outcome":"selected","optionId":"yes"}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":4,"result":{"outcome":{"outcome":"answered"}}}`)
+
+	// The successor's answer to the wrapped prompt reaches the client.
+	p.send(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`)
+	p.expect(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`)
+
+	// A client notification goes to the successor wrapped.
+	p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/cancel","params":{"sessionId":"s"}}}`)
+
+	rest, code, err := p.end()
+	// Had the answer to id 3 been taken for the client side's, the
+	// prompt would still be open and get -32603 now (F6).
+	if rest != "" || code != 0 || err != nil {
+		t.Fatalf("at the conductor's EOF: wrote %q, exit %d, err %v; want nothing, 0, nil", rest, code, err)
+	}
+	// The capture holds the unwrapped frames, each from its side (K2);
+	// the link marks the successor's initialize answer as it arrives.
+	recs := captureInputs(t, p.capture.Bytes())
+	want := []string{
+		"client " + tsInit,
+		`agent {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`,
+		`agent {"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"path" : "/a",  "sessionId":"s"}}`,
+		`client {"jsonrpc":"2.0","id":2,"result":{"content":"x"}}`,
+	}
+	for i, w := range want {
+		if i >= len(recs) || recs[i] != w {
+			t.Fatalf("capture input %d = %q, want %q (all: %q)", i, at(recs, i), w, recs)
+		}
+	}
+	if !bytes.Contains(p.capture.Bytes(), []byte(`"event":"start"`)) || !bytes.Contains(p.capture.Bytes(), []byte(`"component":true`)) {
+		t.Fatalf("start event without component:true:\n%s", p.capture.Bytes())
+	}
+	if !slicesContains(recs, `agent {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
+		t.Fatalf("the successor's answer to the prompt is not recorded from the agent side: %q", recs)
+	}
+}
+
+// K1 with the Rust conductor's methods: proxy/initialize reaches the
+// successor as an initialize through proxy/successor, and its answer
+// answers proxy/initialize; $/cancel_request is hop-local. The shapes
+// are checked against the schema in TestK1ComponentRustConductorShapes
+// (cmd/acp-normalize), which can load it.
+func TestK1K2ComponentRustConductor(t *testing.T) {
+	t.Parallel()
+	p := startComponent(t, nil)
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":0,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}}`)
+	p.send(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}}}}`)
+	p.send(`{"jsonrpc":"2.0","id":"c-1","method":"proxy/successor","params":{"method":"session/request_permission","params":{"sessionId":"s"},"_meta":{"hop":1}}}`)
+	p.expect(`{"jsonrpc":"2.0","id":"c-1","method":"session/request_permission","params":{"sessionId":"s"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`)
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	p.expect(`{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`)
+	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}`)
+	p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/cancel","params":{"sessionId":"s"}}}`)
+	if rest, code, err := p.end(); code != 0 || err != nil {
+		// Session/new is still open: F6 answers it at the end.
+		t.Fatalf("exit %d, err %v (wrote %q)", code, err, rest)
+	}
+}
+
+// K3: a component whose client sends no handshake exits 2, saying so;
+// a request gets an error response first, so a conductor shows why.
+func TestK3ComponentWithoutHandshake(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, first, reply string
+	}{
+		{"plain initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, `"id":1,"error":{"code":-32600,`},
+		{"initialize with proxy false", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"proxy":false}}}`, `"id":1,"error":{"code":-32600,`},
+		{"a notification first", `{"jsonrpc":"2.0","method":"session/cancel","params":{}}`, ""},
+		{"not JSON", `hello`, ""},
+		{"nothing at all", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := startComponent(t, nil)
+			if tt.first != "" {
+				p.send(tt.first)
+			}
+			rest, code, err := p.end()
+			var herr *HandshakeError
+			if code != 2 || !errors.As(err, &herr) || herr.Got != NoHandshake {
+				t.Fatalf("exit %d, err %v; want 2 and a HandshakeError", code, err)
+			}
+			if !strings.Contains(err.Error(), "no agent command") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want one line that says no agent command", err)
+			}
+			if tt.reply == "" && rest != "" || tt.reply != "" && !strings.Contains(rest, tt.reply) {
+				t.Fatalf("wrote %q, want a reply with %q", rest, tt.reply)
+			}
+			if strings.Contains(rest, "_proxy/successor") {
+				t.Fatalf("the frame reached the successor: %q", rest)
+			}
+		})
+	}
+}
+
+// K3: a proxy with an agent command whose client sends a conductor's
+// proxy handshake exits 2; nothing of the stream reaches the agent.
+func TestK3AgentCommandWithHandshake(t *testing.T) {
+	t.Parallel()
+	for _, hs := range []string{
+		tsInit,
+		`{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}`,
+	} {
+		t.Run(HandshakeOf([]byte(hs)).String(), func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			p := startComponentStderr(t, []string{"sh", "-c", "cat >&2"}, &stderr)
+			p.send("\n" + hs) // a blank line first is still no frame (F1)
+			rest, code, err := p.end()
+			var herr *HandshakeError
+			if code != 2 || !errors.As(err, &herr) || herr.Got == NoHandshake {
+				t.Fatalf("exit %d, err %v; want 2 and the handshake named", code, err)
+			}
+			if !strings.Contains(rest, `"id":1,"error":{"code":-32600,`) {
+				t.Fatalf("wrote %q, want an error response to id 1", rest)
+			}
+			if stderr.Len() != 0 {
+				t.Fatalf("the agent received %q", stderr.String())
+			}
+		})
+	}
+}
+
+// startComponentStderr is startComponent with the agent's stderr kept.
+func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.code, p.err = Run(Config{
+			Argv:        argv,
+			Router:      RouterConfig{Version: "t"},
+			KillGrace:   5 * time.Second,
+			Stdin:       inR,
+			Stdout:      outW,
+			AgentStderr: stderr,
+			Logger:      slog.New(slog.DiscardHandler),
+		})
+		_ = outW.Close()
+	}()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		_, _ = io.Copy(io.Discard, outR)
+		<-p.done
+	})
+	return p
+}
+
+// captureInputs returns a capture's input records as "side frame".
+func captureInputs(t *testing.T, capture []byte) []string {
+	t.Helper()
+	cr := pipe.NewCaptureReader(bytes.NewReader(capture))
+	var out []string
+	for {
+		rec, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.IsInput() && rec.Frame != nil {
+			out = append(out, rec.From.String()+" "+string(rec.Frame))
+		}
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "<none>"
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
