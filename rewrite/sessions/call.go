@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"bytes"
+
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
@@ -9,9 +11,13 @@ type call struct {
 	// session is where the client sees the call: the agent's session,
 	// or the synthesized child it was moved to (a nested launch, S5).
 	session string
-	// snap is the snapshot the client was last sent; nil until a frame
-	// of the call carried one.
-	snap *meta.Subagent
+	// raw is the snapshot the client was last sent (a copy; nil until
+	// a frame of the call carried one), status its status, and snap raw
+	// decoded, when something needed its fields (nil until then: a
+	// launch frame for a client that did not opt in is only copied).
+	raw    []byte
+	status meta.Status
+	snap   *meta.Subagent
 	// fold is what the draft dialect said of the subagent (S6).
 	fold fold
 	// acpStatus is the last ACP status the vendor's frames of the call
@@ -58,10 +64,37 @@ const maxKeptContent = 64 << 10
 func (c *call) bytes() int64 {
 	n := int64(96 + len(c.session) + len(c.child) + len(c.title) + len(c.description) + len(c.lastContent) +
 		len(c.fold.childSessionID) + len(c.fold.agentID) + len(c.fold.model))
+	n += int64(len(c.raw))
 	if c.snap != nil {
 		n += c.snap.Bytes()
 	}
 	return n
+}
+
+// has reports whether the client was sent a snapshot of the call.
+func (c *call) has() bool { return c.raw != nil }
+
+// sub returns the call's snapshot, decoded.
+func (c *call) sub() (*meta.Subagent, error) {
+	if c.snap == nil {
+		s, err := meta.ParseSubagent(c.raw)
+		if err != nil {
+			return nil, err
+		}
+		c.snap = s
+	}
+	return c.snap, nil
+}
+
+// setSub makes s the snapshot the client has.
+func (c *call) setSub(s *meta.Subagent) {
+	c.snap, c.raw, c.status = s, s.JSON(), s.Status
+}
+
+// setRaw makes raw (a frame's snapshot, copied) the snapshot the client
+// has, with its status st.
+func (c *call) setRaw(raw []byte, st meta.Status) {
+	c.snap, c.raw, c.status = nil, bytes.Clone(raw), st
 }
 
 // child is a child session the module knows of.
@@ -121,6 +154,11 @@ func further(a, b meta.Status) bool {
 // cancelled (launched ends only the launch).
 func ended(s meta.Status) bool {
 	return s.Rank() == meta.StatusCompleted.Rank() && s != meta.StatusLaunched
+}
+
+// any reports whether the draft dialect said anything of the subagent.
+func (fd *fold) any() bool {
+	return fd.childSessionID != "" || fd.agentID != "" || fd.model != "" || fd.status != ""
 }
 
 // apply fills in what fold knows and s lacks, moves s's status to the

@@ -50,8 +50,10 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	name, _ := rawjson.LookupString(upd, "name")
 	task, _ := rawjson.LookupString(upd, "task")
 	prompt, _ := rawjson.LookupString(upd, "prompt")
-	if prompt == "" && cl != nil && cl.snap != nil {
-		prompt = deref(cl.snap.Prompt)
+	if prompt == "" && cl != nil && cl.has() {
+		if s, err := cl.sub(); err == nil {
+			prompt = deref(s.Prompt)
+		}
 	}
 	u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: kid, Title: name, State: &childState{State: "running"}}
 	if task != prompt {
@@ -68,7 +70,7 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 			cl.promptSent = true
 		}
 	}
-	if cl != nil && cl.snap != nil && r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitNothing {
+	if cl != nil && cl.has() && r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitNothing {
 		link, err := r.linkFrame(cl, tcid)
 		if err != nil {
 			return v, rewrite.RuleErrorf("S2", "%w", err)
@@ -89,7 +91,7 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 // and may spawn before it sends the new call's tool_call (C6).
 func (r *rewriter) spawnedCall(key launch.Key, sid string) *call {
 	cl, ok := r.calls.Get(key)
-	if !ok || (cl.snap != nil && ended(cl.snap.Status)) || cl.snap != nil && cl.snap.Status == meta.StatusLaunched {
+	if !ok || ended(cl.status) || cl.status == meta.StatusLaunched {
 		cl = &call{session: sid}
 		r.calls.Put(key, cl)
 	}
@@ -102,11 +104,15 @@ func (r *rewriter) spawnedCall(key launch.Key, sid string) *call {
 // and appends the link. When that content was too large to keep, no
 // frame is sent: the link joins the call's next frame with content.
 func (r *rewriter) linkFrame(cl *call, toolCallID string) ([]byte, error) {
-	var folded meta.Subagent = *cl.snap
-	cl.fold.apply(&folded, cl.snap.Status)
-	cl.snap = &folded
+	s, err := cl.sub()
+	if err != nil {
+		return nil, err
+	}
+	folded := *s
+	cl.fold.apply(&folded, s.Status)
+	cl.setSub(&folded)
 	u := toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID,
-		Meta: meta.Object(meta.SubagentMember, folded.JSON())}
+		Meta: meta.Object(meta.SubagentMember, cl.raw)}
 	switch {
 	case r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll:
 		// P7: a finished call's update carries the snapshot alone for
@@ -134,14 +140,18 @@ func (r *rewriter) linkFrame(cl *call, toolCallID string) ([]byte, error) {
 // the draft said changed it (S6: a client that did not opt in learns it
 // from the snapshot).
 func (r *rewriter) foldUpdate(v rewrite.Verdict, cl *call, key launch.Key) (rewrite.Verdict, error) {
-	if cl == nil || cl.snap == nil || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitNothing {
+	if cl == nil || !cl.has() || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitNothing {
 		return v, nil // P7: no update after a finished call for a client that shows it as new
 	}
-	folded := *cl.snap
-	if !cl.fold.apply(&folded, cl.snap.Status) {
+	s, err := cl.sub()
+	if err != nil {
+		return v, rewrite.RuleErrorf("S6", "%w", err)
+	}
+	folded := *s
+	if !cl.fold.apply(&folded, s.Status) {
 		return v, nil
 	}
-	cl.snap = &folded
+	cl.setSub(&folded)
 	r.calls.Resize(key)
 	b, err := snapshotUpdate(cl, key.ToolCallID)
 	if err != nil {

@@ -82,5 +82,5 @@ type toolCallUpdate struct {
 // S8).
 func snapshotUpdate(cl *call, toolCallID string) ([]byte, error) {
 	return sessionUpdateFrame(cl.session, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID,
-		Meta: meta.Object(meta.SubagentMember, cl.snap.JSON())})
+		Meta: meta.Object(meta.SubagentMember, cl.raw)})
 }

@@ -65,18 +65,23 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 			cl.acpStatus = st
 		}
 	}
-	s, err := meta.ParseSubagent(snapRaw)
-	if err != nil {
-		return rewrite.RuleErrorf("M", "reading the snapshot: %w", err)
+	st, _ := rawjson.LookupString(snapRaw, "status")
+	status, floor := meta.Status(st), cl.status
+	back := floor != "" && floor != status && (further(floor, status) || ended(floor))
+	if !r.optedIn && !back && !cl.fold.any() {
+		// The snapshot stands as the vendor module wrote it: copied,
+		// not decoded (the common case, a client that did not opt in).
+		cl.setRaw(snapRaw, status)
+	} else {
+		s, err := meta.ParseSubagent(snapRaw)
+		if err != nil {
+			return rewrite.RuleErrorf("M", "reading the snapshot: %w", err)
+		}
+		if cl.fold.apply(s, floor) {
+			c.edits = append(c.edits, rawjson.Edit{Path: subagentPath(obj), Value: s.JSON()})
+		}
+		cl.setSub(s)
 	}
-	var floor meta.Status
-	if cl.snap != nil {
-		floor = cl.snap.Status
-	}
-	if cl.fold.apply(s, floor) {
-		c.edits = append(c.edits, rawjson.Edit{Path: subagentPath(obj), Value: s.JSON()})
-	}
-	cl.snap = s
 	defer r.calls.Resize(key) // what the call holds changed (P6)
 	if !r.optedIn {
 		return nil
@@ -98,26 +103,31 @@ func subagentPath(obj []string) []string {
 // title, description and prompt as they become known; its state after
 // each frame.
 func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
-	if cl.child == "" && !cl.awaitDraft && r.expectsDraft(cl.snap.Vendor) {
+	s, err := cl.sub()
+	if err != nil {
+		r.log.Debug("snapshot unreadable: no child session", "rule", "S4", "err", err)
+		return
+	}
+	if cl.child == "" && !cl.awaitDraft && r.expectsDraft(s.Vendor) {
 		// S2: the agent announces its own child (subagent_spawned);
 		// exactly one child per subagent, so none is made.
 		cl.awaitDraft = true
 	}
-	if cl.child == "" && cl.awaitDraft && cl.snap.Status.Rank() == meta.StatusCompleted.Rank() {
+	if cl.child == "" && cl.awaitDraft && s.Status.Rank() == meta.StatusCompleted.Rank() {
 		// The launch ended and no draft came: this build of the agent
 		// has no child sessions of its own. The subagent still gets
 		// one, later than S4 would (before the frame that ends the call).
-		r.once(slog.LevelInfo, "no draft\x00"+cl.snap.Vendor, "the agent sent no child session of its own for a subagent: the proxy made one (--"+r.nativeName(cl.snap.Vendor)+"=false makes them from the start)",
-			"rule", "S2", "vendor", cl.snap.Vendor, "toolCallId", key.ToolCallID)
+		r.once(slog.LevelInfo, "no draft\x00"+s.Vendor, "the agent sent no child session of its own for a subagent: the proxy made one (--"+r.nativeName(s.Vendor)+"=false makes them from the start)",
+			"rule", "S2", "vendor", s.Vendor, "toolCallId", key.ToolCallID)
 		cl.awaitDraft = false
 	}
 	if cl.child == "" && !cl.awaitDraft {
-		r.synthesize(c, cl, key)
+		r.synthesize(c, cl, key, s)
 	}
 	if cl.child == "" || cl.own {
 		return
 	}
-	if title, desc := r.titleOf(cl.snap), deref(cl.snap.SubagentType); title != cl.title || desc != cl.description {
+	if title, desc := r.titleOf(s), deref(s.SubagentType); title != cl.title || desc != cl.description {
 		u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child}
 		if title != cl.title {
 			u.Title = title
@@ -133,11 +143,11 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
 			r.send(&c.pre, cl.session, u)
 		}
 	}
-	if p := deref(cl.snap.Prompt); !cl.promptSent && p != "" {
+	if p := deref(s.Prompt); !cl.promptSent && p != "" {
 		cl.promptSent = true
 		r.send(&c.pre, cl.session, promptMessage(cl.session, cl.child, p))
 	}
-	if st := stateOf(cl.snap.Status); st != cl.state {
+	if st := stateOf(s.Status); st != cl.state {
 		cl.state = st
 		r.send(&c.post, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child, State: &st})
 	}
@@ -146,12 +156,12 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
 // synthesize makes the child session of call cl and announces it before
 // the frame (S4): running, titled, described by the subagent type, no
 // capabilities (the proxy cannot cancel one child).
-func (r *rewriter) synthesize(c *change, cl *call, key launch.Key) {
+func (r *rewriter) synthesize(c *change, cl *call, key launch.Key, s *meta.Subagent) {
 	k := cl.session + "\x00" + key.ToolCallID
 	n, _ := r.launches.Get(k)
 	r.launches.Put(k, n+1)
 	cl.child = childID(cl.session, key.ToolCallID, n)
-	cl.title, cl.description = r.titleOf(cl.snap), deref(cl.snap.SubagentType)
+	cl.title, cl.description = r.titleOf(s), deref(s.SubagentType)
 	cl.state = childState{State: "running"}
 	r.children.Put(cl.child, &child{parent: cl.session, root: r.rootOf(cl.session), agentSession: key.Session,
 		toolCallID: key.ToolCallID, synthesized: true})

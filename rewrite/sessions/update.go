@@ -160,17 +160,22 @@ var (
 // the client sees the frame in.
 func (r *rewriter) childFrame(c *change, sid, parent string) string {
 	pc, ok := r.calls.Get(launch.Key{Session: sid, ToolCallID: parent})
-	if !ok || pc.snap == nil {
+	if !ok || !pc.has() {
 		return sid // a launch call the module never saw: nothing is guessed
 	}
-	if pc.snap.Status.Rank() < meta.StatusRunning.Rank() && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
+	if pc.status.Rank() < meta.StatusRunning.Rank() && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
 		// S8: the subagent works; the launch call says so right after
 		// this frame, with the snapshot alone (no ACP status, P4).
-		pc.snap.Status = meta.StatusRunning
-		if b, err := snapshotUpdate(pc, parent); err == nil {
-			c.post = append(c.post, b)
-		} else {
-			r.log.Error("progress update not built", "rule", "S8", "err", err)
+		if s, err := pc.sub(); err == nil {
+			running := *s
+			running.Status = meta.StatusRunning
+			pc.setSub(&running)
+			r.calls.Resize(launch.Key{Session: sid, ToolCallID: parent})
+			if b, err := snapshotUpdate(pc, parent); err == nil {
+				c.post = append(c.post, b)
+			} else {
+				r.log.Error("progress update not built", "rule", "S8", "err", err)
+			}
 		}
 	}
 	if !r.optedIn || pc.child == "" || pc.own {
