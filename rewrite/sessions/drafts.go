@@ -33,6 +33,15 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	var cl *call
 	if tcid != "" {
 		cl = r.spawnedCall(key, sid)
+	}
+	if cl != nil && cl.child != "" && !cl.own {
+		// The proxy made this call's child already (no draft came before
+		// the call ended): the draft's child is announced, not linked, so
+		// the call keeps one link.
+		r.log.Debug("draft child after a synthesized one: not linked to the call", "rule", "S2", "toolCallId", tcid)
+		cl = nil
+	}
+	if cl != nil {
 		cl.child, cl.own = kid, true
 		cl.fold.childSessionID = kid
 		cl.fold.agentID, _ = rawjson.LookupString(upd, "_meta", "cursor", "agentId")
