@@ -7,11 +7,12 @@ BENCHTIME ?= 2s
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
 DEMO_CAPTURE ?= testdata/captures/cursor/subagent-foreground.jsonl
+DEMO_HTML    ?= bin/demo.html
 
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check viewer-screenshot viewer-large
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -20,16 +21,32 @@ install:
 	$(GO) install ./cmd/acp-normalize
 
 ## demo: build, then replay a bundled Cursor subagent session through the
-## vendor modules as a timeline (no agent, account or network needed).
+## vendor modules as a timeline, and write the same session as an HTML
+## viewer to DEMO_HTML (no agent, account or network needed).
 ## `make demo DEMO_CAPTURE=my-session.jsonl` shows any capture.
 demo: build
 	@echo
 	@echo "Replaying $(DEMO_CAPTURE) through acp-normalize:"
 	@echo
 	@./$(BIN) replay --format pretty $(DEMO_CAPTURE)
+	@./$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
 	@echo
+	@echo "In a browser:      $(abspath $(DEMO_HTML))"
 	@echo "Only the changes:  ./$(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
 	@echo "More:              README.md, \"Debugging a session\""
+
+## viewer-screenshot: the README's screenshot of the demo capture's viewer
+## (docs/viewer.png), taken by the browser test in headless Chromium.
+viewer-screenshot:
+	$(GO) test ./cmd/acp-normalize -run '^TestViewerInBrowser$$/^screenshot$$' -count=1 -v \
+		-viewer.screenshot=$(CURDIR)/docs/viewer.png
+
+## viewer-large: the viewer of a synthetic 100,000-frame capture, opened
+## in headless Chromium; prints the sizes and times (kept in bin/viewer-large).
+viewer-large:
+	mkdir -p bin/viewer-large
+	$(GO) test ./cmd/acp-normalize -run '^TestViewerInBrowser$$/^synthetic$$' -count=1 -v \
+		-viewer.frames=100000 -viewer.keep=$(CURDIR)/bin/viewer-large
 
 ## test: format and vet checks, the cross-platform build, then every test with the race detector.
 test: lint cross interop-deps

@@ -67,6 +67,10 @@ type Record struct {
 	// records numbered just before it, which the capture writer could not
 	// keep (see CaptureWriter).
 	Dropped int64
+	// Conn is the connection ordinal (from 1) of a frame read from an
+	// acp-inspector trace, which may hold several connections; 0 in a
+	// capture, which is one connection.
+	Conn int64
 }
 
 // IsInput reports whether r is an input record.
@@ -179,7 +183,12 @@ func (e *CaptureError) Unwrap() error { return e.Err }
 // "text"; and Kandev acpdbg lines ({"ts","direction":"sent"|"received"|
 // "stderr"|"meta","frame"}), where sent means client to agent.
 type CaptureReader struct {
-	r *Reader
+	r       *Reader
+	started bool
+	// trace is set when the first line is an acp-inspector-trace header
+	// (see trace.go): the records are then read in that format.
+	trace *traceState
+	ended bool
 }
 
 // NewCaptureReader returns a reader of capture records from r.
@@ -214,13 +223,53 @@ type captureLine struct {
 
 // Next returns the next record. A malformed line yields a *CaptureError and
 // the following call continues after it. At the end it returns io.EOF.
+//
+// A file whose first line is an acp-inspector-trace v1 header is read as
+// a trace: each frame record becomes an input record (From, TS, Conn, and
+// Frame or Text), and the event records acp-normalize keeps in the
+// header come back in their places. A trace of another version is an
+// error that ends the reading.
 func (c *CaptureReader) Next() (Record, error) {
+	if c.trace != nil {
+		if rec, ok, err := c.trace.nextEvent(false); ok {
+			return rec, err
+		}
+	}
+	if c.ended {
+		return Record{}, io.EOF
+	}
 	frame, err := c.r.ReadFrame()
 	if err != nil {
+		if errors.Is(err, io.EOF) && c.trace != nil {
+			if rec, ok, err := c.trace.nextEvent(true); ok {
+				return rec, err
+			}
+			c.ended = true
+			if err := c.trace.end(); err != nil {
+				return Record{}, err
+			}
+		}
 		return Record{}, err
 	}
 	line := int(c.r.Line())
-	rec, perr := parseCaptureLine(frame)
+	if !c.started {
+		c.started = true
+		ts, err := startTrace(frame, line)
+		if err != nil {
+			return Record{}, err
+		}
+		if ts != nil {
+			c.trace = ts
+			return c.Next()
+		}
+	}
+	var rec Record
+	var perr error
+	if c.trace != nil {
+		rec, perr = c.trace.frame(frame)
+	} else {
+		rec, perr = parseCaptureLine(frame)
+	}
 	rec.Line = line
 	if perr != nil {
 		return rec, &CaptureError{Line: line, Err: perr}

@@ -23,11 +23,14 @@ const (
 	// StepEvent is an event record of the capture (start, client-gone,
 	// signal, exit, or an acpdbg meta line). For client-gone, signal and
 	// exit events, Outs holds what that end of the connection produces
-	// (rules C12 and F6).
+	// (rules C12 and F6). In an acp-inspector trace of several
+	// connections, a "connection" event (Connection set) starts each
+	// connection after the first, with a fresh router.
 	StepEvent
 	// StepEnd is the end of the capture: Outs holds what the modules said
 	// when the client went away (rule C12). It comes last, after any exit
-	// event, and only when the capture had no exit event.
+	// event, and only when the capture had no exit event (in a trace of
+	// several connections: last of each connection).
 	StepEnd
 	// StepError is a capture line that could not be read; Err says why.
 	StepError
@@ -76,6 +79,9 @@ type Step struct {
 	Component bool
 	// Signal names the signal of a signal event.
 	Signal string
+	// Connection is the ordinal of the connection a "connection" event
+	// starts (acp-inspector traces).
+	Connection int64
 	// Outs is what the router wrote because of this step, in order.
 	Outs []Out
 	// Err is why the line could not be read (StepError).
@@ -158,6 +164,7 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 	cr := pipe.NewCaptureReader(r)
 	var outs []Out
 	gone := false
+	var conn int64 // the connection of a trace being replayed
 	for {
 		rec, err := cr.Next()
 		if errors.Is(err, io.EOF) {
@@ -172,6 +179,23 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 		}
 		if err != nil {
 			return fmt.Errorf("reading capture: %w", err)
+		}
+		if rec.Conn != 0 && conn != 0 && rec.Conn != conn && router != nil {
+			// A trace's next connection: the last one ends as a capture
+			// without an exit event does, and this one starts afresh.
+			if !gone {
+				outs = router.ClientGone(outs[:0])
+				if err := fn(&Step{Kind: StepEnd, Outs: ownOuts(outs)}); err != nil {
+					return err
+				}
+			}
+			router, gone = nil, false
+			if err := fn(&Step{Kind: StepEvent, Line: rec.Line, TS: rec.TS, Text: "connection", Connection: rec.Conn}); err != nil {
+				return err
+			}
+		}
+		if rec.Conn != 0 {
+			conn = rec.Conn
 		}
 		step := Step{Line: rec.Line, TS: rec.TS, From: rec.From}
 		if router == nil {

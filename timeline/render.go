@@ -200,6 +200,9 @@ func endLabel(s *proxy.Step) string {
 		return "end of capture: the client is gone"
 	}
 	label := "event " + s.Text
+	if s.Connection != 0 {
+		label += " " + strconv.FormatInt(s.Connection, 10)
+	}
 	if s.Signal != "" {
 		label += " " + s.Signal
 	}

@@ -108,7 +108,7 @@ func newApp(st streams) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
-		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st)},
+		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st), exportCommand(st), checkCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},

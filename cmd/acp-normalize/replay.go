@@ -37,7 +37,7 @@ func replayCommand(st streams) *cli.Command {
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
 			&cli.StringFlag{Name: "format", Value: "jsonl",
-				Usage: "jsonl ({\"to\":...,\"frame\":...} lines) or pretty (a timeline for humans)"},
+				Usage: "jsonl ({\"to\":...,\"frame\":...} lines), pretty (a timeline for humans) or html (a self-contained page to open in a browser)"},
 			&cli.BoolFlag{Name: "diff",
 				Usage: "show only what normalization changed, next to the input that caused it"},
 			&cli.StringFlag{Name: "color", Value: "auto",
@@ -93,6 +93,9 @@ func replayAction(c *cli.Context, st streams) error {
 			_ = out.Flush()
 			return &exitError{code: exitFailure, err: err}
 		}
+	}
+	if err := r.Close(); err != nil {
+		return &exitError{code: exitFailure, err: err}
 	}
 	if err := out.Flush(); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
@@ -175,6 +178,15 @@ func (f failingWrites) Step(s *proxy.Step) error {
 }
 func (f failingWrites) End() error { return wrapWrite(f.Renderer.End()) }
 
+// Close finishes the output of renderers that write one document for all
+// captures (html).
+func (f failingWrites) Close() error {
+	if c, ok := f.Renderer.(io.Closer); ok {
+		return wrapWrite(c.Close())
+	}
+	return nil
+}
+
 func wrapWrite(err error) error {
 	if err == nil {
 		return nil
@@ -183,7 +195,7 @@ func wrapWrite(err error) error {
 }
 
 // newRenderer picks the renderer for --format and --diff.
-func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (timeline.Renderer, error) {
+func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (failingWrites, error) {
 	var r timeline.Renderer
 	switch {
 	case format == "jsonl" && diff:
@@ -194,8 +206,12 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 		r = timeline.NewDiff(w, opts)
 	case format == "pretty":
 		r = timeline.NewPretty(w, opts)
+	case format == "html" && diff:
+		return failingWrites{}, errors.New("--diff goes with --format jsonl or pretty; the html viewer has its own \"only what the proxy changed\" filter")
+	case format == "html":
+		r = timeline.NewHTML(w, opts)
 	default:
-		return nil, fmt.Errorf("--format must be jsonl or pretty, not %q", format)
+		return failingWrites{}, fmt.Errorf("--format must be jsonl, pretty or html, not %q", format)
 	}
 	return failingWrites{r}, nil
 }

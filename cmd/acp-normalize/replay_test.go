@@ -52,6 +52,12 @@ func TestReplayCommand(t *testing.T) {
 		{"recorded-settings-global-flags", []string{"--non-json", "drop", "--modules", "none", "replay", "testdata/recorded-settings.jsonl"}, nil},
 		{"module-flag-on-replay", []string{"replay", "--modules", "cursor", "--forward-unknown-vendor-methods", "testdata/unknown-cursor-method.jsonl"}, nil},
 		{"module-flag-before-replay", []string{"--cursor-native-subagents", "--forward-unknown-vendor-methods", "replay", "--modules", "cursor", "testdata/unknown-cursor-method.jsonl"}, nil},
+		// An acp-inspector-trace v1 file (header first), two connections:
+		// each replays as its own connection; the non-JSON frame is a
+		// non-JSON line (F2).
+		{"inspector-trace-pretty", []string{"replay", "--format", "pretty", "testdata/inspector-trace.jsonl"}, nil},
+		{"inspector-trace-jsonl", []string{"replay", "testdata/inspector-trace.jsonl"}, nil},
+		{"usage-html-diff", []string{"replay", "--format", "html", "--diff", "testdata/mock-session.jsonl"}, nil},
 		{"usage-no-capture", []string{"replay"}, nil},
 		{"usage-bad-format", []string{"replay", "--format", "xml", "testdata/mock-session.jsonl"}, nil},
 		{"usage-bad-color", []string{"replay", "--color", "rainbow", "testdata/mock-session.jsonl"}, nil},

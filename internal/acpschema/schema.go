@@ -474,8 +474,21 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 			causes := e.Causes
 			switch e.ErrorKind.(type) {
 			case *kind.AnyOf, *kind.OneOf:
+				// A value that is no null fails the null alternative of
+				// an optional field too: the other alternative says why.
+				if kept := slices.DeleteFunc(slices.Clone(causes), onlyNull); len(kept) > 0 {
+					causes = kept
+				}
 				if kept := slices.DeleteFunc(slices.Clone(causes), failsConst); len(kept) > 0 {
 					causes = kept
+				}
+				// An enum spelled as alternative consts fails as one.
+				if msg, ok := oneOfValues(causes); ok {
+					if p := at + pointer(e.InstanceLocation); !seen[p] {
+						seen[p] = true
+						out = append(out, Violation{Path: p, Message: msg})
+					}
+					return
 				}
 			}
 			for _, c := range causes {
@@ -492,6 +505,34 @@ func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 	}
 	walk(ve)
 	return out
+}
+
+// oneOfValues says "must be one of ..." when every cause is a failed
+// const (an enum as alternatives), else ok is false.
+func oneOfValues(causes []*jsonschema.ValidationError) (string, bool) {
+	var want []string
+	var got any
+	for _, c := range causes {
+		k, ok := c.ErrorKind.(*kind.Const)
+		if !ok || len(c.Causes) > 0 {
+			return "", false
+		}
+		b, _ := json.Marshal(k.Want)
+		want = append(want, string(b))
+		got = k.Got
+	}
+	if len(want) < 2 {
+		return "", false
+	}
+	g, _ := json.Marshal(got)
+	return "must be one of " + strings.Join(want, ", ") + ", not " + string(g), true
+}
+
+// onlyNull reports whether e is the failure of a {"type":"null"}
+// alternative.
+func onlyNull(e *jsonschema.ValidationError) bool {
+	t, ok := e.ErrorKind.(*kind.Type)
+	return ok && len(e.Causes) == 0 && len(t.Want) == 1 && t.Want[0] == "null"
 }
 
 // failsConst reports whether a const keyword failed anywhere in e, at

@@ -124,6 +124,21 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestViolationMessage: a violation says what the field must be, not
+// that the value is no null (the other alternative of an optional field).
+func TestViolationMessage(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(FromAgent, "", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}}}`))
+	var e *Error
+	if !errors.As(err, &e) || len(e.Violations) != 1 || e.Violations[0].Path != "/params/update/status" ||
+		strings.Contains(e.Violations[0].Message, "null") || !strings.Contains(e.Violations[0].Message, "in_progress") {
+		t.Errorf("violations %v (%v)", e, err)
+	}
+}
+
 func TestUnstableShapes(t *testing.T) {
 	s, err := Load(1)
 	if err != nil {

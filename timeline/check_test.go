@@ -1,0 +1,207 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/acpschema"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	vendormethods "github.com/acp-normalize/acp-normalize/rewrite/methods"
+)
+
+// checkCapture runs Check over a capture (one record per line) replayed
+// through mods and returns its JSON report.
+func checkCapture(t *testing.T, schemas map[int]*acpschema.Schema, capture string, mods ...rewrite.Module) checkReport {
+	t.Helper()
+	var buf bytes.Buffer
+	c := NewCheck(&buf, true)
+	c.schemas = schemas // loaded once for the test: loading is the slow part
+	render(t, c, mods, writeCapture(t, capture))
+	var rep checkReport
+	if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
+		t.Fatalf("report %s: %v", buf.String(), err)
+	}
+	if c.Problems() != rep.Problems || rep.Problems != len(rep.Findings) {
+		t.Errorf("Problems() %d, report %d, %d findings", c.Problems(), rep.Problems, len(rep.Findings))
+	}
+	return rep
+}
+
+// Frames of a small clean v1 session.
+const (
+	ckInit       = `{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"clientInfo":{"name":"zed","version":"1"}}}}`
+	ckInitSub    = `{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}}}`
+	ckInitResult = `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"fake","version":"2"}}}}`
+	ckNew        = `{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`
+	ckNewResult  = `{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}}`
+	ckPrompt     = `{"from":"client","frame":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}}`
+	ckChunk      = `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok"}}}}}`
+	ckTool       = `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read","kind":"read","status":"pending"}}}}`
+	ckDone       = `{"from":"agent","frame":{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}}`
+)
+
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// describe renders a finding for comparison.
+func describe(f *finding) string {
+	return f.Side + ">" + f.To + " " + f.Method + " " + f.Update + " " + f.Kind + " " + f.Path + " [" + f.Rule + "] x" +
+		strconv.Itoa(f.Count) + " line " + strconv.Itoa(f.FirstLine) + " reached " + strconv.Itoa(f.Reached) + ": " + f.Message
+}
+
+// TestCheck: each kind of problem check reports, attributed to the side
+// that sent the frame, and a clean session with none.
+func TestCheck(t *testing.T) {
+	clean := []string{ckInit, ckInitResult, ckNew, ckNewResult, ckPrompt, ckChunk, ckTool, ckDone}
+	tests := []struct {
+		name    string
+		capture string
+		mods    []rewrite.Module
+		want    []string // describe() of each finding, in report order
+	}{
+		{"clean_session", lines(clean...), nil, nil},
+		{"schema_violation_by_the_agent",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, ckTool, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}}}}`),
+			nil, []string{`agent>client session/update tool_call_update notification /params/update/status [] x1 line 6 reached 1: must be one of "pending", "in_progress", "completed", "failed", not "done"`}},
+		{"update_of_a_tool_call_never_announced",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"nope","status":"failed"}}}}`),
+			nil, []string{`agent>client session/update tool_call_update notification /params/update/toolCallId [] x1 line 5 reached 1: an update of a tool call this session never announced`}},
+		{"a_session_the_client_does_not_know",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":9,"method":"session/request_permission","params":{"sessionId":"child","toolCall":{"toolCallId":"t"},"options":[]}}}`),
+			nil, []string{`agent>client session/request_permission  request /params/sessionId [] x1 line 5 reached 1: a session the client never created and was not told about`}},
+		{"a_problem_the_proxy_repairs_is_not_reached",
+			lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":7,"method":"craft/x","params":{}}}`),
+			[]rewrite.Module{vendormethods.Module()}, []string{`agent>client craft/x  request  [V7] x1 line 3 reached 0: not a method of the ACP schema`}},
+		{"V7_method_outside_ACP",
+			lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":7,"method":"craft/drainMidTurnQueue","params":{}}}`, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"craft/note","params":{}}}`),
+			nil, []string{
+				`agent>client craft/drainMidTurnQueue  request  [V7] x1 line 3 reached 1: not a method of the ACP schema`,
+				`agent>client craft/note  notification  [V7] x1 line 4 reached 1: not a method of the ACP schema`}},
+		{"C1_cursor_task", lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":"t"}}}`),
+			nil, []string{`agent>client cursor/task  request  [C1] x1 line 3 reached 1: not a method of the ACP schema`}},
+		{"extension_methods_are_fine", lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_vendor/x","params":{}}}`), nil, nil},
+		{"S6_draft_dialect",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_spawned","subagentSessionId":"c","name":"n","task":"t"}}}}`),
+			nil, []string{`agent>client session/update subagent_spawned notification /params/update/sessionUpdate [S6] x1 line 5 reached 1: the draft subagent dialect`}},
+		{"S0_subagent_update_without_opt_in",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"x","state":{"state":"running"}}}}}`),
+			nil, []string{`agent>client session/update subagent_update notification /params/update/sessionUpdate [S0] x1 line 5 reached 1: a subagent session shape sent to a client that did not declare clientCapabilities.subagents`}},
+		{"S0_subagent_update_with_opt_in_is_fine",
+			lines(ckInitSub, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"x","state":{"state":"running"}}}}}`),
+			nil, nil},
+		{"request_id_of_an_open_request",
+			lines(ckInit, ckInitResult, ckNew, `{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/v","mcpServers":[]}}}`),
+			nil, []string{`client>agent session/new  request /id [] x1 line 4 reached 1: the id of a request of this side that is still open`}},
+		{"ids_compared_by_value", lines(ckInit, ckInitResult, `{"from":"client","frame":{"jsonrpc":"2.0","id":"a","method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`,
+			`{"from":"agent","frame":{"jsonrpc":"2.0","id":"\u0061","result":{"sessionId":"s"}}}`), nil, nil},
+		{"answer_to_no_request",
+			lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":77,"result":{}}}`),
+			nil, []string{`agent>client   response /id [] x1 line 3 reached 1: answers no open request of the other side`}},
+		{"answer_to_a_request_of_the_recorded_proxy_C12", lines(ckInit, ckInitResult, `{"from":"client","frame":{"jsonrpc":"2.0","id":"acp-normalize:1","result":{}}}`), nil, nil},
+		{"id_not_an_integer", lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}}`),
+			nil, []string{`client>agent initialize  request /id [] x1 line 1 reached 1: a request id must be a string, an integer or null, not 1.5`}},
+		{"F2_not_JSON", lines(ckInit, ckInitResult, `{"from":"agent","text":"Using worktree: /x"}`),
+			nil, []string{`agent>client   line  [F2] x1 line 3 reached 0: a line that is not JSON on the protocol stream`}},
+		{"v2_upserts_and_subagents_without_capability_are_fine",
+			lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"},"capabilities":{}}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"a","version":"2"},"capabilities":{}}}}`,
+				`{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":"Read","status":"in_progress"}}}}`),
+			nil, nil},
+		{"P3_a_bad_frame_the_proxy_writes_is_the_proxys",
+			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_x/bad","params":{}}}`),
+			[]rewrite.Module{badFrameModule()}, []string{
+				`acp-normalize>client session/update nonsense notification /params/update [] x1 line 5 reached 1: `,
+				`acp-normalize>client session/update nonsense notification /params/update/sessionUpdate [] x1 line 5 reached 1: `}},
+	}
+	schemas := map[int]*acpschema.Schema{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := checkCapture(t, schemas, tt.capture, tt.mods...)
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, describe(f))
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("finding %d:\n%s\nwant it to start\n%s", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// badFrameModule replaces every _x/bad notification with a session/update
+// of no ACP kind.
+func badFrameModule() rewrite.Module {
+	return rewrite.Module{
+		Name: "bad", Doc: "test: writes a bad frame", Triggers: []string{`"_x/bad"`},
+		New: func(rewrite.Env) rewrite.Rewriter { return badFrame{} },
+	}
+}
+
+type badFrame struct{}
+
+func (badFrame) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	var v rewrite.Verdict
+	if f.Method() == "_x/bad" {
+		v.Replace([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"nonsense"}}}`))
+	}
+	return v, nil
+}
+
+// TestCheckVersion: the schema is the negotiated version's (the
+// initialize result), and the report says where the version came from.
+func TestCheckVersion(t *testing.T) {
+	schemas := map[int]*acpschema.Schema{}
+	v2 := lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"clientCapabilities":{}}}}`,
+		`{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"agentCapabilities":{}}}}`)
+	for _, tc := range []struct {
+		name, capture, from string
+		version             int
+	}{
+		{"v1", lines(ckInit, ckInitResult), "the initialize result", 1},
+		{"v2", v2, "the initialize result", 2},
+		{"no_initialize", lines(ckChunk), "assumed: no initialize", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := checkCapture(t, schemas, tc.capture)
+			if rep.ProtocolVersion != tc.version || rep.VersionFrom != tc.from {
+				t.Errorf("version %d from %q, want %d from %q", rep.ProtocolVersion, rep.VersionFrom, tc.version, tc.from)
+			}
+		})
+	}
+}
+
+// TestCheckText: the text report names the sides, marks each problem,
+// says what the proxy did with the frames, and keeps frame text safe for
+// a terminal.
+func TestCheckText(t *testing.T) {
+	capture := lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"craft/note","params":{"x":"\u001b]52;c;aGk=\u0007"}}}`)
+	var buf bytes.Buffer
+	c := NewCheck(&buf, false)
+	render(t, c, nil, writeCapture(t, capture))
+	out := buf.String()
+	for _, want := range []string{
+		"client zed 1, agent fake 2, ACP v1 (the initialize result)",
+		"1 frame from the client, 2 from the agent, 1 written by acp-normalize",
+		"agent → client: 1 problem",
+		`✗ craft/note notification  not a method of the ACP schema, and not "_"-prefixed (an extension method) (rule V7)`,
+		"1 frame, first at line 3; the client gets the problem",
+		`\u001b]52;c;aGk=\u0007`,
+		"client → agent: clean",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if r, at := firstUnsafeRune(out); at >= 0 {
+		t.Errorf("rune %U reached the report", r)
+	}
+}
