@@ -12,7 +12,7 @@ DEMO_HTML    ?= bin/demo.html
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check viewer-screenshot viewer-large
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check viewer-screenshot viewer-large release probes
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -78,12 +78,14 @@ lint:
 		echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; \
 	fi
 
-## cross: build and vet (tests included) for every platform editors run on.
+## cross: build and vet (tests included) for every platform editors run on,
+## as the release builds them (CGO off, -trimpath: the release tests then
+## reuse these compiles).
 cross:
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; \
 		echo "cross: $$os/$$arch"; \
-		GOOS=$$os GOARCH=$$arch $(GO) build ./... || exit 1; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath ./... || exit 1; \
 		GOOS=$$os GOARCH=$$arch $(GO) vet ./... || exit 1; \
 	done
 
@@ -122,6 +124,29 @@ captures:
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
 
+## release: the release VERSION=x.y.z into dist/: an archive per platform of
+## PLATFORMS (.tar.gz, .zip for Windows), SHA256SUMS and the npm packages
+## (dist/npm/), reproducibly; refuses uncommitted changes, a version without
+## a CHANGELOG.md entry and a tag vVERSION on another commit (ALLOW_DIRTY=1:
+## a trial build that checks none of them; docs/releasing.md).
+release:
+	@[ -n "$(VERSION)" ] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
+	$(GO) run ./cmd/acp-release --version "$(VERSION)" --out dist --platforms "$(PLATFORMS)" $(if $(ALLOW_DIRTY),--allow-dirty)
+
+## probes: run `acp-normalize probe` against each agent of the capture rig
+## (installed from npm on first use, like `make captures`; offline, the
+## fake model serving) and write capture/probes/<vendor>.txt. VENDOR=qwen
+## for one. Not part of `make test`.
+probes:
+	$(GO) build -o bin/acp-capture ./cmd/acp-capture
+	$(GO) build -o bin/acp-normalize ./cmd/acp-normalize
+	@failed=; for v in $(if $(VENDOR),$(VENDOR),$(CAPTURE_VENDORS)); do \
+		[ -f capture/agents/$$v.sh ] || { echo "no capture/agents/$$v.sh (have: $(CAPTURE_VENDORS))"; exit 2; }; \
+		PROBE=1 ACP_CAPTURE=$(CURDIR)/bin/acp-capture ACP_NORMALIZE=$(CURDIR)/bin/acp-normalize \
+			bash capture/agents/$$v.sh || failed="$$failed $$v"; \
+	done; \
+	[ -z "$$failed" ] || { echo "probe failed for:$$failed"; exit 1; }
+
 ## pipeline-check: a real agent (Qwen Code, from npm, against the capture rig's
 ## fake model) behind acp-normalize in the proxy slot of the real TypeScript
 ## conductor, compared with the same scenarios behind the stdio wrapper
@@ -131,4 +156,4 @@ pipeline-check:
 	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/pipeline.sh
 
 clean:
-	rm -rf bin interop/ts/node_modules interop/conductor/node_modules
+	rm -rf bin dist interop/ts/node_modules interop/conductor/node_modules

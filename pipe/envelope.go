@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -40,8 +41,10 @@ func (k Kind) String() string {
 // result, and without allocating.
 type Envelope struct {
 	Kind Kind
-	// Method is the raw bytes of the method string between its quotes;
-	// escapes are not decoded (methods never need them).
+	// Method is the method string's characters: the bytes between its
+	// quotes, or, when it has an escape ("session\/update"), the string
+	// decoded (the one allocation Peek may make: a method a parser reads
+	// the same is the same method, issue 14).
 	Method []byte
 	// ID is the raw JSON of the id member, exactly as on the wire, or nil
 	// when the frame has none.
@@ -65,7 +68,9 @@ func IsJSON(frame []byte) bool {
 }
 
 // Peek classifies frame. It walks the top level of the object only; values
-// are skipped, never decoded.
+// are skipped, never decoded, but for a method with an escape. Keys are
+// compared decoded ("m\u0065thod" is the method), and of duplicate keys
+// the last one counts, as a JSON parser reads the object.
 func Peek(frame []byte) Envelope {
 	var env Envelope
 	switch FirstByte(frame) {
@@ -88,11 +93,26 @@ func Peek(frame []byte) Envelope {
 		if !ok {
 			break
 		}
-		switch string(m.Key) {
+		key := m.Key
+		if bytes.IndexByte(key, '\\') >= 0 { // an escaped spelling
+			k, ok := rawjson.UnescapeKey(key)
+			if !ok {
+				return Envelope{Kind: Invalid}
+			}
+			key = []byte(k)
+		}
+		switch string(key) {
 		case "method":
+			env.Method, hasMethod = nil, false
 			if len(m.Value) >= 2 && m.Value[0] == '"' {
-				env.Method = m.Value[1 : len(m.Value)-1]
-				hasMethod = true
+				env.Method, hasMethod = m.Value[1:len(m.Value)-1], true
+				if bytes.IndexByte(env.Method, '\\') >= 0 {
+					s, ok := rawjson.DecodeString(m.Value)
+					if !ok {
+						return Envelope{Kind: Invalid}
+					}
+					env.Method = []byte(s)
+				}
 			}
 		case "id":
 			env.ID = m.Value
@@ -103,10 +123,6 @@ func Peek(frame []byte) Envelope {
 			env.Error = true
 		case "params":
 			env.Params = m.Value
-		default:
-			if rawjson.KeyEqual(m.Key, "params") { // an escaped spelling
-				env.Params = m.Value
-			}
 		}
 	}
 	if it.Err() != nil || skipSpace(frame, it.Offset()) != len(frame) {

@@ -1,9 +1,39 @@
 package pipe
 
-// maxValidDepth is the deepest nesting validJSON accepts: one less than
-// encoding/json's limit (10000), because a capture line nests its frame
-// one level deeper and must still be readable.
-const maxValidDepth = 9999
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxDepth is the deepest nesting of a frame the proxy rewrites, records
+// as a frame or replays (Check): one less than encoding/json's limit
+// (10000), which the capture reader and many clients share, because a
+// capture line nests its frame one level deeper and must still be
+// readable. A deeper frame is relayed byte for byte (P1) and recorded as
+// text; no module sees it (P5).
+const MaxDepth = 9999
+
+// maxValidDepth is MaxDepth, for validJSON.
+const maxValidDepth = MaxDepth
+
+// ErrNotJSON and ErrTooDeep are what Check finds wrong with a frame.
+var (
+	ErrNotJSON = errors.New("not valid JSON")
+	ErrTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
+)
+
+// Check reports why b is not one JSON value nested at most MaxDepth deep
+// (an error wrapping ErrNotJSON or ErrTooDeep, with the offset where the
+// walk stopped), or nil. It walks b once, as Valid does.
+func Check(b []byte) error {
+	switch at, deep := walkJSON(b); {
+	case deep:
+		return fmt.Errorf("%w (at offset %d of %d)", ErrTooDeep, at, len(b))
+	case at >= 0:
+		return fmt.Errorf("%w (at offset %d of %d)", ErrNotJSON, at, len(b))
+	}
+	return nil
+}
 
 // validJSON reports whether b is one JSON value, with white space around
 // it allowed, as encoding/json.Valid does (strings are not checked for
@@ -11,18 +41,27 @@ const maxValidDepth = 9999
 // plain loop over the bytes, several times faster than json.Valid on long
 // strings: the capture writer checks every frame with it.
 func validJSON(b []byte) bool {
+	at, _ := walkJSON(b)
+	return at < 0
+}
+
+// walkJSON is validJSON, returning -1 for a valid b, else the offset at
+// which the walk stopped and whether it stopped because b nests deeper
+// than maxValidDepth.
+func walkJSON(b []byte) (at int, deep bool) {
 	var stack []byte // the open containers, '{' or '['
 	i := skipSpace(b, 0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		ok := true
+		start := i
 		switch c := b[i]; {
 		case c == '{' || c == '[':
 			if len(stack) >= maxValidDepth {
-				return false
+				return i, true
 			}
 			i = skipSpace(b, i+1)
 			if i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
@@ -32,7 +71,7 @@ func validJSON(b []byte) bool {
 			stack = append(stack, c)
 			if c == '{' {
 				if i, ok = validKey(b, i); !ok {
-					return false
+					return start, false
 				}
 			}
 			continue
@@ -47,27 +86,32 @@ func validJSON(b []byte) bool {
 		case c == 'n':
 			i, ok = validLiteral(b, i, "null")
 		default:
-			return false
+			return i, false
 		}
 		if !ok {
-			return false
+			return start, false
 		}
 		// A value ended at i: close containers until the next value.
 		for {
 			i = skipSpace(b, i)
 			if len(stack) == 0 {
-				return i == len(b)
+				if i == len(b) {
+					return -1, false
+				}
+				return i, false
 			}
 			if i >= len(b) {
-				return false
+				return i, false
 			}
 			top := stack[len(stack)-1]
 			if b[i] == ',' {
 				i = skipSpace(b, i+1)
 				if top == '{' {
-					if i, ok = validKey(b, i); !ok {
-						return false
+					j, ok := validKey(b, i)
+					if !ok {
+						return i, false
 					}
+					i = j
 				}
 				break
 			}
@@ -76,7 +120,7 @@ func validJSON(b []byte) bool {
 				i++
 				continue
 			}
-			return false
+			return i, false
 		}
 	}
 }
@@ -180,8 +224,8 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-// Valid reports whether b is one JSON value, as validJSON does: the check
-// of encoding/json.Valid (but for its nesting limit, one deeper), several
-// times faster on long strings, for a module that checks a whole frame (a
-// multi-megabyte file read) before it takes anything from it.
+// Valid reports whether b is one JSON value nested at most MaxDepth deep,
+// as validJSON does: the check of encoding/json.Valid (but for its
+// nesting limit, one less), several times faster on long strings. Check
+// says why not.
 func Valid(b []byte) bool { return validJSON(b) }

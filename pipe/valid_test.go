@@ -2,9 +2,33 @@ package pipe
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
+
+// TestCheck: Check says which of the two things is wrong (issue 14: a
+// valid frame nested 500,000 deep was reported as not valid JSON).
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     error
+	}{
+		{"valid", `{"a":[1]}`, nil},
+		{"bad literal", `{"a":tru}`, ErrNotJSON},
+		{"deep at the limit", strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), nil},
+		{"valid but deeper than the limit", strings.Repeat("[", 500_000) + strings.Repeat("]", 500_000), ErrTooDeep},
+		{"broken before the limit", `[` + strings.Repeat("{", 5), ErrNotJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check([]byte(tt.in))
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Check = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
 
 func TestValidJSON(t *testing.T) {
 	tests := []struct {

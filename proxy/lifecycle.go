@@ -77,7 +77,9 @@ func (c *connection) drainAgent(agentDone <-chan struct{}) {
 		if idle < grace {
 			continue
 		}
-		c.log.Warn("agent's stdout still open after it exited; ending its process group")
+		// Info: handled (what it wrote was delivered), and a leftover
+		// holding the pipe is the agent's habit, not the user's to fix.
+		c.log.Info("agent's stdout still open after it exited; ending its process group")
 		_ = c.agent.kill()
 		if err := c.agent.interruptRead(); err != nil {
 			c.log.Debug("cannot interrupt the read of the agent's stdout", "err", err)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,6 +130,9 @@ type Router struct {
 	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
 	initIDs   map[string]struct{}     // idKeys of client initialize requests
 	closed    bool
+	// badFrames: a frame that is not valid JSON [0], or nested too deep
+	// [1], was logged at warn (P5: once, then at debug).
+	badFrames [2]bool
 	// v2 is set once the agent answered initialize with protocolVersion 2
 	// or later: every module is off, every frame passes as it came (K4).
 	v2 atomic.Bool
@@ -318,10 +320,11 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		}
 	}
 	cur, replaced := raw, false
+	chk := frameCheck{raw: raw}
 	if from == pipe.Agent && env.Kind == pipe.Response {
-		cur, replaced = r.agentAnswered(env.ID, raw)
+		cur, replaced, f.Initialize = r.agentAnswered(&env, raw, &chk)
 	}
-	cur, replaced, outs, dropped := r.runModules(f, 0, matched, cur, replaced)
+	cur, replaced, outs, dropped := r.runModules(f, 0, matched, cur, replaced, &chk)
 	if dropped {
 		r.record(seq, pipe.OpDrop, to, nil)
 	} else {
@@ -360,7 +363,7 @@ func (r *Router) emitOutputs(dst []Out, f *rewrite.Frame, seq int64, outs []modu
 		cur, dropped := o.out.Frame, false
 		if matched != 0 {
 			f.Reset(from, cur, seq)
-			cur, _, more, dropped = r.runModules(f, o.mod+1, matched, cur, false)
+			cur, _, more, dropped = r.runModules(f, o.mod+1, matched, cur, false, nil)
 		}
 		if !dropped {
 			dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{{To: o.out.To, Frame: cur}})
@@ -389,23 +392,28 @@ func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []
 
 // agentAnswered forgets the client request an agent response answers
 // (F6), matching ids by value, and adds the advertisement (rule M) to the
-// response to initialize. It returns the frame as it now is. r.mu must be
-// held.
-func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
+// response to initialize. It returns the frame as it now is, and whether
+// it answers the client's initialize (V1: the modules learn the agent's
+// name from that frame only). r.mu must be held.
+func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) (cur []byte, replaced, initialize bool) {
+	rawID := env.ID
 	key := idKey(string(rawID))
 	delete(r.pending, key)
 	if _, ok := r.initIDs[key]; !ok {
-		return raw, false
+		return raw, false, false
 	}
 	delete(r.initIDs, key)
-	if !bytes.Contains(raw, []byte(`"result"`)) {
-		return raw, false
+	if env.Error { // an error carries no capabilities
+		return raw, false, true
 	}
 	if v, ok := rawjson.Lookup(raw, "result", "protocolVersion"); ok && isV2(v) {
 		if !r.v2.Swap(true) {
 			r.log.Info("the agent speaks ACP protocol v2: every module is off and frames pass unchanged", "protocolVersion", string(v), "rule", "K4")
 		}
-		return raw, false
+		return raw, false, true
+	}
+	if !r.rewritable(chk, pipe.Agent) {
+		return raw, false, true
 	}
 	names := r.names
 	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
@@ -414,14 +422,14 @@ func (r *Router) agentAnswered(rawID, raw []byte) (cur []byte, replaced bool) {
 	advert, err := r.advertisement(names)
 	if err != nil {
 		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
-		return raw, false
+		return raw, false, true
 	}
 	adv, err := rewrite.Set(raw, advert, "result", "agentCapabilities", "_meta", meta.Key)
 	if err != nil {
 		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
-		return raw, false
+		return raw, false, true
 	}
-	return adv, true
+	return adv, true, true
 }
 
 // isV2 reports whether a protocolVersion is 2 or later: shapes the v1
@@ -507,19 +515,63 @@ func (r *Router) trackClientRequest(env *pipe.Envelope) {
 	}
 }
 
+// frameCheck is the answer of pipe.Check for an input frame, computed
+// once, when something would rewrite the frame.
+type frameCheck struct {
+	raw  []byte
+	done bool
+	err  error
+}
+
+// rewritable reports whether the router and the modules may rewrite the
+// input frame of chk, read from side from: a frame that is not valid JSON
+// below its envelope, or is nested deeper than pipe.MaxDepth, goes out as
+// it came and no module sees it (P5), so that every module treats it
+// alike (issue 14: one spliced its snapshot into broken frames, another
+// did not). Only frames that something wants to rewrite are checked, once
+// each: a passthrough frame never is. The first frame of each kind is
+// logged at warn, later ones at debug. r.mu must be held.
+func (r *Router) rewritable(chk *frameCheck, from pipe.Side) bool {
+	if !chk.done {
+		chk.done, chk.err = true, pipe.Check(chk.raw)
+		if chk.err != nil {
+			what, kind := pipe.ErrNotJSON, 0
+			if errors.Is(chk.err, pipe.ErrTooDeep) {
+				what, kind = pipe.ErrTooDeep, 1
+			}
+			level := slog.LevelDebug
+			if !r.badFrames[kind] {
+				r.badFrames[kind] = true
+				level = slog.LevelWarn
+			}
+			env := pipe.Peek(chk.raw)
+			r.log.Log(context.Background(), level, "frame "+what.Error()+": forwarded unchanged, no module rewrites it",
+				"rule", "P5", "method", string(env.Method), "id", string(env.ID), "from", from.String(), "err", chk.err)
+		}
+	}
+	return chk.err == nil
+}
+
 // runModules offers the frame to every module from start on that it
 // triggers, in order. A module that replaces it hands the new frame to
-// the next ones; one that drops it ends the loop. r.mu must be held.
-func (r *Router) runModules(f *rewrite.Frame, start int, matched uint64, cur []byte, replaced bool) ([]byte, bool, []moduleOutput, bool) {
+// the next ones; one that drops it ends the loop. chk is the input
+// frame's check (nil for a frame a module emitted: the proxy's own, valid
+// JSON). r.mu must be held.
+func (r *Router) runModules(f *rewrite.Frame, start int, matched uint64, cur []byte, replaced bool, chk *frameCheck) ([]byte, bool, []moduleOutput, bool) {
 	var outs []moduleOutput
 	from, seq := f.From, f.Seq
 	stale := replaced // triggers are checked on the frame as it now is
 	matched &^= r.inner
+	if matched != 0 && chk != nil && !r.rewritable(chk, from) {
+		return cur, replaced, nil, false
+	}
 	for i := start; i < len(r.mods); i++ {
 		m := r.mods[i]
 		if stale {
 			matched = r.triggers.Load().Match(cur) & modulesMask &^ r.inner
+			init := f.Initialize
 			f.Reset(from, cur, seq)
+			f.Initialize = init
 			stale = false
 		}
 		if matched&(1<<i) == 0 {

@@ -226,6 +226,15 @@ func TestRouterIDsComparedByValue(t *testing.T) {
 			t.Fatalf("AgentGone answered %d: the raw ids must come back as sent", len(outs))
 		}
 	})
+	t.Run("M initialize result with an escaped result key", func(t *testing.T) {
+		// Issue 14: what a parser reads the same gets the advertisement.
+		r := newTestRouter(t, nil, nil)
+		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`), nil)
+		outs := r.Handle(A, []byte(`{"jsonrpc":"2.0","id":0,"r\u0065sult":{"agentCapabilities":{}}}`), nil)
+		if len(outs) != 1 || !strings.Contains(string(outs[0].Frame), `"acp-normalize":{`) {
+			t.Fatalf("no advertisement: %v", outs)
+		}
+	})
 	t.Run("M initialize answered under an escaped id", func(t *testing.T) {
 		r := newTestRouter(t, nil, nil)
 		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":"i","method":"initialize"}`), nil)

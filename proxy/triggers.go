@@ -20,7 +20,8 @@ import (
 type TriggerIndex struct {
 	plain []trigger
 	// group maps the two bytes after a quote to 1 + the index in groups
-	// of the quoted triggers opening with them; 0 is none. A table, not a
+	// of the quoted triggers opening with them; 0 is none, spelledGroup
+	// two bytes with a backslash (triggers_spelled.go). A table, not a
 	// map: it is consulted at every quote of every frame.
 	group  [1 << 16]uint8
 	groups [][]trigger
@@ -30,6 +31,12 @@ type TriggerIndex struct {
 	std rewrite.MethodFilter
 	// longest is the length of the longest quoted trigger.
 	longest int
+	// reach is how far past a quote the scan reads to decide about it:
+	// the longest quoted trigger, and what the check for other
+	// spellings reads (spellReach).
+	reach int
+	// spelled: some quoted trigger is looked for in other spellings too.
+	spelled bool
 	// hasMethod: the method trigger is indexed (it reads past its end).
 	hasMethod bool
 	// gen numbers the router's indexes of one connection: a memo made
@@ -43,7 +50,18 @@ type trigger struct {
 	// method marks the "method" trigger of Module.UnknownMethods: it
 	// matches only when the string after it is an unknown method.
 	method bool
+	// toks are pat's JSON tokens, for finding its other spellings
+	// (triggers_spelled.go); nil for a trigger found by its bytes only.
+	toks []token
 }
+
+// spelledGroup marks, in TriggerIndex.group, the two bytes after a quote
+// that hold a backslash; maxGroups is how many groups the table holds
+// besides.
+const (
+	spelledGroup = 255
+	maxGroups    = 254
+)
 
 // methodKey is the trigger of Module.UnknownMethods.
 const methodKey = `"method"`
@@ -90,9 +108,29 @@ func (x *TriggerIndex) Add(t string, n uint) {
 func (x *TriggerIndex) addQuoted(tr trigger) {
 	x.longest = max(x.longest, len(tr.pat))
 	x.hasMethod = x.hasMethod || tr.method
+	tr.toks = parseTrigger(string(tr.pat))
+	if tr.toks != nil && !x.spelled {
+		x.spelled = true
+		x.reach = max(x.reach, spellReach)
+		// A string whose first two bytes hold a backslash may spell a
+		// trigger with an escape: the table sends those quotes to
+		// matchSpelled, at no cost to any other quote.
+		for c := range 256 {
+			for _, key := range []uint16{'\\'<<8 | uint16(c), uint16(c)<<8 | '\\'} {
+				if x.group[key] == 0 {
+					x.group[key] = spelledGroup
+				}
+			}
+		}
+	}
+	x.reach = max(x.reach, x.longest)
 	key := uint16(tr.pat[1])<<8 | uint16(tr.pat[2])
+	if x.group[key] == spelledGroup {
+		x.plain = append(x.plain, tr) // a trigger with a backslash: its bytes only
+		return
+	}
 	if x.group[key] == 0 {
-		if len(x.groups) == 255 {
+		if len(x.groups) == maxGroups {
 			x.plain = append(x.plain, tr) // table full: checked the slow way
 			return
 		}
@@ -104,12 +142,14 @@ func (x *TriggerIndex) addQuoted(tr trigger) {
 }
 
 // Match returns the set of modules (bit i for module i) with a trigger
-// that frame contains.
-func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0) }
+// that frame contains: a plain trigger's bytes, a quoted trigger in any
+// spelling a JSON parser reads the same (triggers_spelled.go).
+func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0, nil) }
 
 // matchFrom is Match, with the quoted triggers looked for only at offsets
-// from on.
-func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
+// from on; note, when set, gets the offset of the first quote where other
+// spellings were looked for (noteCandidate).
+func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 	var mask uint64
 	for _, t := range x.plain {
 		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
@@ -128,19 +168,67 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int) uint64 {
 		if i+2 >= len(frame) {
 			break
 		}
-		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
-		if g == 0 {
-			continue
-		}
-		for _, t := range x.groups[g-1] {
-			if mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
-				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
-				mask |= t.bit
+		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
+		case 0:
+		case spelledGroup:
+			// An escape in the string's first two characters: its
+			// characters are decoded.
+			if structural(frame, i) {
+				mask = x.matchSpelled(frame, i, mask, note)
 			}
+		default:
+			mask = x.matchGroup(frame, i, g, mask, -1, note)
 		}
 	}
 	return mask
 }
+
+// matchGroup compares the triggers of group g with the frame at the quote
+// frame[i]: their bytes (only those ending past minEnd, but the method
+// trigger's), and, after a structural quote, their other spellings where
+// the frame may hold one: an escape among a one-string trigger's bytes,
+// or, for a trigger of several tokens, an escape or a blank where the
+// frame first differs from it. Those quotes are candidates
+// (noteCandidate); any other costs one search for a backslash within the
+// longest trigger's length.
+func (x *TriggerIndex) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
+	esc := -2 // the first backslash after the quote within the longest trigger, -1 none; -2 not looked for
+	for _, t := range x.groups[g-1] {
+		if mask&t.bit == t.bit {
+			continue
+		}
+		if bytes.HasPrefix(frame[i:], t.pat) {
+			if (t.method || i+len(t.pat) > minEnd) && (!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
+				mask |= t.bit
+			}
+			continue
+		}
+		if t.toks == nil {
+			continue
+		}
+		if len(t.toks) == 1 {
+			if esc == -2 {
+				esc = bytes.IndexByte(frame[i+1:min(len(frame), i+x.longest)], '\\')
+			}
+			if esc < 0 || esc+1 >= len(t.pat) {
+				continue // no escape where the trigger's characters are
+			}
+		} else if n := commonPrefix(frame[i:], t.pat); i+n >= len(frame) || (frame[i+n] != '\\' && !isBlank(frame[i+n])) {
+			continue
+		}
+		if !structural(frame, i) {
+			continue
+		}
+		noteCandidate(note, i)
+		if end, ok := spelledAt(frame, i, t.toks); ok && (!t.method || x.unknownMethodAt(frame[end:])) {
+			mask |= t.bit
+		}
+	}
+	return mask
+}
+
+// isBlank reports whether c is JSON white space.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unknownMethodAt reports whether rest, the bytes after a "method" key,
 // holds ": <string>" whose string is an unknown method (see

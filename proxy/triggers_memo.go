@@ -28,6 +28,11 @@ type triggerMemo struct {
 	methods    [4][2]int
 	nMethods   int
 	methodsAll bool
+	// respell is 1 + the offset of the first quote in prefix where the
+	// scan looked for a trigger's other spellings, 0 for none: what
+	// that check reads has no fixed length, so a frame that shares the
+	// prefix past it is scanned again from there.
+	respell int
 	// gen is the TriggerIndex.gen the memo was made with.
 	gen uint64
 }
@@ -42,23 +47,27 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
 	}
 	from, same := 0, 0
 	var mask uint64
+	note := len(frame) // the first candidate quote of other spellings
 	if len(x.plain) == 0 {
 		same = commonPrefix(frame, m.prefix[:m.n])
-		from = max(0, same-x.longest+1)
+		from = max(0, same-x.reach+1)
 		if x.hasMethod {
 			from = min(from, m.methodReadFrom(same))
 		}
-		if from == max(0, same-x.longest+1) && from < same {
+		if m.respell > 0 && m.respell-1 < same {
+			from = min(from, m.respell-1)
+		}
+		if from == max(0, same-x.reach+1) && from < same {
 			// The quotes just before the frames differ: only a trigger
 			// that reaches past the shared prefix can start there. With
 			// long triggers (23 bytes) this window holds a chunk's
 			// `"type":"text","text":"`, whose quotes would each cost a
 			// search (issue 11: all modules cost what none costs).
-			mask = x.matchWindow(frame, from, same)
+			mask = x.matchWindow(frame, from, same, &note)
 			from = same
 		}
 	}
-	mask |= x.matchFrom(frame, from)
+	mask |= x.matchFrom(frame, from, &note)
 	if mask == 0 {
 		m.frames++
 		if same >= memoKeep && m.frames%memoReseed != 0 {
@@ -73,30 +82,36 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
 				m.findMethods(frame)
 			}
 		}
+		// Before from, the prefix holds no candidate: the memo's first
+		// one, if shared, lowered from to it.
+		m.respell = 0
+		if note < m.n {
+			m.respell = note + 1
+		}
 	}
 	return mask
 }
 
 // matchWindow is matchFrom over the quotes at offsets from to same (less
-// than x.longest bytes), where frame shares its first same bytes with a
-// frame that had no trigger: there only a trigger that reaches past same
-// can match, or the method trigger (what it reads past its end is
-// checked by the caller, methodReadFrom).
-func (x *TriggerIndex) matchWindow(frame []byte, from, same int) uint64 {
+// than x.reach bytes), where frame shares its first same bytes with a
+// frame that had no trigger: there only a trigger whose bytes reach past
+// same can match, or the method trigger (what it reads past its end is
+// checked by the caller, methodReadFrom), or another spelling (what its
+// check reads may reach past same: it is always made).
+func (x *TriggerIndex) matchWindow(frame []byte, from, same int, note *int) uint64 {
 	var mask uint64
 	for i := from; i < same && i+2 < len(frame); i++ {
 		if frame[i] != '"' {
 			continue
 		}
-		g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]
-		if g == 0 {
-			continue
-		}
-		for _, t := range x.groups[g-1] {
-			if (t.method || i+len(t.pat) > same) && mask&t.bit != t.bit && bytes.HasPrefix(frame[i:], t.pat) &&
-				(!t.method || x.unknownMethodAt(frame[i+len(t.pat):])) {
-				mask |= t.bit
+		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
+		case 0:
+		case spelledGroup:
+			if structural(frame, i) {
+				mask = x.matchSpelled(frame, i, mask, note)
 			}
+		default:
+			mask = x.matchGroup(frame, i, g, mask, same, note)
 		}
 	}
 	return mask

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -37,6 +39,16 @@ func TestTriggerIndex(t *testing.T) {
 		{"plain and short", `{"plain":"xy"}`, 0b100},
 		{"quote at the end", `{"a":"`, 0},
 		{"empty", ``, 0},
+		// Issue 14 item 6: other spellings of the same JSON.
+		{"escaped value", `{"update":{"sessionUpdate":"tool\u005fcall"}}`, 0b001},
+		{"escaped first character", `{"update":{"sessionUpdate":"\u0074ool_call"}}`, 0b001},
+		{"escaped second character", `{"m":"s\u0065ssion/close"}`, 0b010},
+		{"escaped slash of a prefix", `{"method":"cursor\/task"}`, 0b001},
+		{"escaped key", `{"_meta":{"claude\u0043ode":{}}}`, 0b010},
+		{"upper-case hex", `{"_meta":{"claudeC\u006Fde":{}}}`, 0b010},
+		{"escape past the trigger is no match", `{"update":{"sessionUpdate":"tool_call\u005f"}}`, 0},
+		{"escaped look-alike in text", `{"text":"\"tool\u005fcall\""}`, 0},
+		{"non-ASCII escape", `{"update":{"sessionUpdate":"tool\u015fcall"}}`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,13 +59,23 @@ func TestTriggerIndex(t *testing.T) {
 	}
 }
 
-// FuzzTriggerIndex checks the index against a bytes.Contains per trigger.
+// FuzzTriggerIndex checks the index against a bytes.Contains per trigger
+// and, for other spellings of a quoted trigger, a regular expression that
+// allows blanks between its tokens and any character escaped, at a quote
+// no backslash precedes (spelledTrigger).
 func FuzzTriggerIndex(f *testing.F) {
-	f.Add([]byte(`{"method":"cursor/task","params":{"x":"\"error\""}}`))
+	for _, s := range []string{
+		`{"method":"cursor/task","params":{"x":"\"error\""}}`,
+		`{"method":"cursor\/task","params":{"x":"\"err\u006fr\""}}`,
+		`{"toolCallId" : "invoke\u005Fagent__1","agentInfo"` + "\t:{}}",
+		`{"\u0074ool_call":1,"\"":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
 	mods := triggerModules(
 		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"error"`},
-		[]string{`"claudeCode"`, `"session/close"`},
-		[]string{`ab`, `"q`, `"`},
+		[]string{`"claudeCode"`, `"session/close"`, `"agentInfo":`},
+		[]string{`ab`, `"q`, `"`, `"toolCallId":"invoke_agent__`},
 	)
 	x := NewTriggerIndex(mods)
 	f.Fuzz(func(t *testing.T, frame []byte) {
@@ -91,14 +113,65 @@ func BenchmarkTriggerIndex(b *testing.B) {
 }
 
 // containsTrigger reports whether frame contains one of m's triggers, the
-// slow way the index must agree with.
+// slow way the index must agree with: its bytes, or for a quoted trigger
+// another spelling at a quote no backslash precedes.
 func containsTrigger(m rewrite.Module, frame []byte) bool {
 	for _, t := range m.Triggers {
 		if bytes.Contains(frame, []byte(t)) {
 			return true
 		}
+		if re := spelledTrigger(t); re != nil && matchesAtQuote(re, frame) {
+			return true
+		}
 	}
 	return false
+}
+
+// matchesAtQuote reports whether re matches at a quote of frame that no
+// backslash precedes.
+func matchesAtQuote(re *regexp.Regexp, frame []byte) bool {
+	for i := range frame {
+		if frame[i] == '"' && (i == 0 || frame[i-1] != '\\') && re.Match(frame[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// spelledTrigger returns a regular expression anchored at a quote that
+// matches every spelling of a quoted trigger a JSON parser reads the same
+// (blanks between tokens; each character of a string raw, as a \u00XX
+// escape in either case, or "/" as "\/"), or nil for a trigger that is
+// not such JSON text. It is the reference the index is checked against.
+func spelledTrigger(t string) *regexp.Regexp {
+	if len(t) < 3 || t[0] != '"' || strings.Contains(t, `\`) {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(`^`)
+	inString := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c == '"':
+			if !inString && i > 0 {
+				b.WriteString(`[ \t\n\r]*`)
+			}
+			b.WriteString(`"`)
+			inString = !inString
+		case inString:
+			alts := []string{regexp.QuoteMeta(string(c)), fmt.Sprintf(`\\u00(?i:%02x)`, c)}
+			if c == '/' {
+				alts = append(alts, `\\/`)
+			}
+			b.WriteString(`(?:` + strings.Join(alts, `|`) + `)`)
+		case strings.IndexByte(":,{}[]", c) >= 0:
+			b.WriteString(`[ \t\n\r]*` + regexp.QuoteMeta(string(c)))
+		default:
+			return nil
+		}
+	}
+	return regexp.MustCompile(b.String())
 }
 
 // TestTriggerIndexUnknownMethods pins the trigger of
@@ -152,11 +225,19 @@ func FuzzTriggerIndexUnknownMethods(f *testing.F) {
 	mods[0].UnknownMethods = true
 	x := NewTriggerIndex(mods)
 	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
+	// The key in another spelling (issue 14), at a quote no backslash
+	// precedes.
+	spelled := regexp.MustCompile(strings.TrimPrefix(spelledTrigger(`"method"`).String(), "^"))
+	spelledRe := regexp.MustCompile(`^(?:` + spelled.String() + `)[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
 	std := rewrite.NewMethodFilter()
+	f.Add([]byte(`{"m\u0065thod":"craft/x"}`))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		want := uint64(0)
 		for i := range frame { // at every quote, as the index looks
 			m := re.FindSubmatch(frame[i:])
+			if m == nil && frame[i] == '"' && (i == 0 || frame[i-1] != '\\') {
+				m = spelledRe.FindSubmatch(frame[i:])
+			}
 			if m != nil && (bytes.IndexByte(m[1], '\\') >= 0 || std.Unknown(string(m[1]))) {
 				want = 1
 			}

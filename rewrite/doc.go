@@ -32,8 +32,11 @@
 //
 // For each connection the proxy calls Module.New once and then hands the
 // Rewriter every frame, in wire order and never concurrently, that contains
-// at least one of the module's triggers (bytes.Contains, before any
-// decoding), or of the triggers it watches (Env.Watcher). The Rewriter answers with a Verdict. The zero Verdict forwards
+// at least one of the module's triggers, or of the triggers it watches
+// (Env.Watcher) (found before any decoding, in any spelling a JSON parser
+// reads the same), and is valid JSON nested at most pipe.MaxDepth deep:
+// the router checks that once per frame, for every module alike, and
+// forwards any other frame unchanged (rule P5). The Rewriter answers with a Verdict. The zero Verdict forwards
 // the frame unchanged; a Verdict can also replace the frame, drop it, send
 // frames to either side (a reply to the sender, or frames emitted right
 // after the frame in its own direction), and send requests to either side

@@ -55,6 +55,13 @@ func TestValidate(t *testing.T) {
 		{"no triggers", []Module{{Name: "m", Doc: "d", New: ok.New}}},
 		{"empty trigger", []Module{{Name: "m", Doc: "d", Triggers: []string{""}, New: ok.New}}},
 		{"no constructor", []Module{{Name: "m", Doc: "d", Triggers: []string{"x"}}}},
+		{"quoted trigger with an escape", []Module{{Name: "m", Doc: "d", Triggers: []string{`"a\u0062"`}, New: ok.New}}},
+		{"quoted trigger with a blank", []Module{{Name: "m", Doc: "d", Triggers: []string{`"a": "b"`}, New: ok.New}}},
+		{"quoted trigger with a literal", []Module{{Name: "m", Doc: "d", Triggers: []string{`"a":true`}, New: ok.New}}},
+	}
+	good := Module{Name: "m", Doc: "d", Triggers: []string{`"a":"b`, `"a":{"b":[`, `"a b"`}, New: ok.New}
+	if err := Validate([]Module{good}); err != nil {
+		t.Fatalf("Validate refused compact JSON text triggers: %v", err)
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,8 +21,22 @@ type Module struct {
 	// Doc is a one-line description.
 	Doc string
 	// Triggers are byte strings; a frame that contains none of them skips
-	// the module without being decoded.
+	// the module without being decoded. A trigger that starts with '"' is
+	// JSON text, written compact: strings (printable ASCII, no
+	// backslash; the last may lack its closing quote, a prefix) and the
+	// punctuation :,{}[]. Such a trigger also matches every other
+	// spelling of that text a JSON parser reads the same (blanks between
+	// tokens, escaped characters: `"toolCallId": "invoke\u005fagent__`
+	// matches `"toolCallId":"invoke_agent__`), for the same small cost.
 	Triggers []string
+	// Agents are the initialize result's agentInfo.name values of the
+	// agents the module is written for. A module that waits for them (its
+	// Triggers hold AgentInfoTrigger; rule V1, Identity) acts only on
+	// their connections, or with --vendor naming it; one that does not
+	// acts on the frames its triggers find from any agent, and Agents
+	// only says whose it is. Tools (probe) read it to say which module
+	// acts on an agent and why.
+	Agents []string
 	// Options are the module's own command-line options; the module reads
 	// them (and the SharedOptions) from Env.Settings in New.
 	Options []Option
@@ -184,6 +198,9 @@ func Validate(mods []Module) error {
 			if t == "" {
 				errs = append(errs, fmt.Errorf("module %q: empty trigger", m.Name))
 			}
+			if !quotedTriggerOK(t) {
+				errs = append(errs, fmt.Errorf("module %q: trigger %q is no compact JSON text of strings and :,{}[]", m.Name, t))
+			}
 		}
 		if m.New == nil {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
@@ -197,6 +214,26 @@ func Validate(mods []Module) error {
 	}
 	errs = append(errs, validateOptions(mods))
 	return errors.Join(errs...)
+}
+
+// quotedTriggerOK reports whether a trigger that starts with a quote is
+// JSON text as Module.Triggers describes (any other trigger is).
+func quotedTriggerOK(t string) bool {
+	if !strings.HasPrefix(t, `"`) {
+		return true
+	}
+	inString := false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '"':
+			inString = !inString
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return false
+		case !inString && !strings.ContainsRune(":,{}[]", rune(c)):
+			return false
+		}
+	}
+	return true
 }
 
 // Rewriter is a module's state for one connection.
@@ -233,6 +270,10 @@ type Frame struct {
 	// Seq is the frame's position in the connection (1-based, both
 	// directions counted together).
 	Seq int64
+	// Initialize is set on the agent's answer to the client's initialize
+	// request, matched by id by the router: the one frame whose
+	// agentInfo.name says who the agent is (rule V1).
+	Initialize bool
 
 	env    pipe.Envelope
 	peeked bool
@@ -243,7 +284,7 @@ func NewFrame(from pipe.Side, raw []byte, seq int64) *Frame {
 	return &Frame{From: from, Raw: raw, Seq: seq}
 }
 
-// Reset reuses f for another frame.
+// Reset reuses f for another frame (Initialize unset).
 func (f *Frame) Reset(from pipe.Side, raw []byte, seq int64) {
 	*f = Frame{From: from, Raw: raw, Seq: seq}
 }

@@ -35,9 +35,12 @@ func ClosedSession(f *Frame) (string, bool) {
 
 // Identity tells a vendor module whether the connection's agent is its
 // vendor (rule V1): yes from the start with --vendor naming the module,
-// else once an initialize result names one of the vendor's agents in
-// agentInfo.name (an exact match). Before that, and on every other
-// connection, the module must do nothing.
+// else once the initialize result names one of the vendor's agents in
+// agentInfo.name (an exact match). Only the answer to the client's
+// initialize request counts (Frame.Initialize): an agentInfo in any other
+// response (a session/new result, an answer nobody asked for) names
+// nothing (issue 14). Before that, and on every other connection, the
+// module must do nothing.
 type Identity struct {
 	names []string
 	known bool
@@ -50,10 +53,10 @@ func NewIdentity(env Env, module string, names ...string) *Identity {
 }
 
 // Known reports whether the agent is the vendor's, after looking at f:
-// an agent's response naming one of the vendor's agents turns it on. A
+// the initialize result naming one of the vendor's agents turns it on. A
 // module returns the zero Verdict for f when it reports false.
 func (id *Identity) Known(f *Frame) bool {
-	if !id.known && f.From == pipe.Agent && f.Kind() == pipe.Response {
+	if !id.known && f.Initialize && f.From == pipe.Agent {
 		name, _ := rawjson.LookupString(f.Raw, "result", "agentInfo", "name")
 		id.known = slices.Contains(id.names, name)
 		return false // the initialize result itself is not the vendor's to change

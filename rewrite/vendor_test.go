@@ -9,9 +9,16 @@ import (
 )
 
 func TestIdentity(t *testing.T) {
+	// result is the answer to the client's initialize naming agent name,
+	// as the router hands it over (Frame.Initialize).
 	result := func(name string) *Frame {
-		return NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"`+name+`","version":"1"}}}`), 1)
+		f := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"`+name+`","version":"1"}}}`), 1)
+		f.Initialize = true
+		return f
 	}
+	// other is another response naming agent name (issue 14: a
+	// session/new result with agentInfo).
+	other := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S","agentInfo":{"name":"codex-x"}}}`), 1)
 	update := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{}}}`), 2)
 	tests := []struct {
 		name     string
@@ -23,6 +30,8 @@ func TestIdentity(t *testing.T) {
 		{"another agent", nil, []*Frame{result("gemini-cli"), update}, []bool{false, false}},
 		{"exact match only", nil, []*Frame{result("Codex-X"), update}, []bool{false, false}},
 		{"a client frame names nothing", nil, []*Frame{NewFrame(pipe.Client, result("codex-x").Raw, 1), update}, []bool{false, false}},
+		{"V1: another response names nothing", nil, []*Frame{other, update}, []bool{false, false}},
+		{"V1: nor after the initialize result named another agent", nil, []*Frame{result("gemini-cli"), other, update}, []bool{false, false, false}},
 		{"--vendor names the module", Settings{VendorOption: "codex"}, []*Frame{update}, []bool{true}},
 		{"--vendor names another module", Settings{VendorOption: "qwen"}, []*Frame{update, result("codex-x"), update}, []bool{false, false, true}},
 	}

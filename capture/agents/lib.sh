@@ -2,14 +2,24 @@
 #   VENDOR=<name>; source lib.sh; install_pkg <npm-spec>; then for each
 #   scenario: fresh_run; write the agent's config into $HOME_DIR; record
 #   <scenario> [acp-capture flags] -- <agent argv>.
-# Everything lives under /tmp/acp-capture/<vendor> (the package cache in
-# pkg/, a fresh home/ and ws/ per run), so the recordings name no other
-# path of the recording machine.
+# Everything lives under $CAPTURE_DIR/<vendor> (default /tmp/acp-capture;
+# the package cache in pkg/, a fresh home/ and ws/ per run), so the
+# recordings name no other path of the recording machine. Recordings made
+# elsewhere name /tmp/acp-capture all the same (the folder is scrubbed), so
+# they compare with everyone's.
+#
+# PROBE=1: no recording; `acp-normalize probe` ($ACP_NORMALIZE) runs once
+# against the agent, set up as for its first scenario, with the fake model
+# serving; the report goes to $PROBE_DIR/<vendor>.txt (capture/probes/).
 set -euo pipefail
 
 : "${VENDOR:?set VENDOR before sourcing lib.sh}"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ROOT=/tmp/acp-capture/$VENDOR
+DEFAULT_CAPTURE_DIR=/tmp/acp-capture
+CAPTURE_DIR=${CAPTURE_DIR:-$DEFAULT_CAPTURE_DIR}
+mkdir -p "$CAPTURE_DIR"
+CAPTURE_DIR=$(cd "$CAPTURE_DIR" && pwd -P)
+ROOT=$CAPTURE_DIR/$VENDOR
 PKG=$ROOT/pkg
 HOME_DIR=$ROOT/home
 TMP_DIR=$ROOT/tmp
@@ -19,6 +29,15 @@ LOG_DIR=$ROOT/logs
 ACP_CAPTURE=${ACP_CAPTURE:-$REPO/bin/acp-capture}
 # SCENARIOS="foreground permission" records only those.
 SCENARIOS=${SCENARIOS:-}
+PROBE=${PROBE:-}
+ACP_NORMALIZE=${ACP_NORMALIZE:-$REPO/bin/acp-normalize}
+PROBE_DIR=${PROBE_DIR:-$REPO/capture/probes}
+probed=
+# Recordings made in another folder are written as if made in the default.
+relocate=()
+if [ "$CAPTURE_DIR" != "$DEFAULT_CAPTURE_DIR" ]; then
+	relocate=(--scrub "$CAPTURE_DIR=$DEFAULT_CAPTURE_DIR" --scratch "$DEFAULT_CAPTURE_DIR/$VENDOR")
+fi
 
 mkdir -p "$PKG" "$OUT_DIR" "$LOG_DIR"
 
@@ -53,10 +72,35 @@ wanted() {
 record() {
 	local name=$1 script=$2
 	shift 2
+	if [ -n "$PROBE" ]; then
+		probe "$script" "$@"
+		return
+	fi
 	echo "recording $VENDOR/$name" >&2
 	"$ACP_CAPTURE" --script "$script" --out "$OUT_DIR/$name.jsonl" \
 		--workspace "$WS" --model-log "$LOG_DIR/$name.model.jsonl" --kill-grace 10s \
 		--env "HOME=$HOME_DIR" --env "TMPDIR=$TMP_DIR" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
-		"$@"
+		${relocate[@]+"${relocate[@]}"} "$@"
 	echo "wrote $OUT_DIR/$name.jsonl ($(wc -c <"$OUT_DIR/$name.jsonl") bytes)" >&2
+}
+
+# probe SCRIPT [acp-capture flags] -- AGENT...: `acp-normalize probe` of the
+# agent, once per run of a vendor script, in the environment a recording
+# gets; the report into $PROBE_DIR/$VENDOR.txt.
+probe() {
+	local script=$1 flags=()
+	shift
+	[ -z "$probed" ] || return 0
+	probed=1
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		flags+=("$1")
+		shift
+	done
+	shift
+	mkdir -p "$PROBE_DIR"
+	echo "probing $VENDOR" >&2
+	"$ACP_CAPTURE" --exec --script "$script" --out "$PROBE_DIR/$VENDOR.txt" --workspace "$WS" \
+		--env "HOME=$HOME_DIR" --env "TMPDIR=$TMP_DIR" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
+		--log-level warn ${flags[@]+"${flags[@]}"} -- "$ACP_NORMALIZE" probe --timeout 60s -- "$@"
+	cat "$PROBE_DIR/$VENDOR.txt"
 }

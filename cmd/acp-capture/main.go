@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,7 @@ func newApp(stderr io.Writer) *cli.App {
 			&cli.StringSliceFlag{Name: "forbid", Usage: "fail if the capture contains `STRING` (added to the host name, $HOME, $USER and the current directory); repeatable"},
 			&cli.StringFlag{Name: "scratch", Usage: "the run's own `DIR`: absolute paths under /tmp, /home, /root, ... elsewhere fail the capture (default: the workspace's parent)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.BoolFlag{Name: "exec", Usage: "run the command after -- as a plain program (say, acp-normalize probe -- AGENT) with the agent's environment, in the workspace, while the fake model serves; its stdout goes to --out and its exit status is ours"},
 		},
 		Action: record,
 	}
@@ -144,6 +146,9 @@ func record(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.Bool("exec") {
+		return execWithModel(ctx, argv, env, workspace, out, c.App.ErrWriter)
+	}
 	res, runErr := driver.Run(ctx, driver.Config{
 		Argv: argv, Env: env, Workspace: workspace, Capture: out,
 		ClientSubagents: c.Bool("subagents"), ClientFS: c.Bool("fs"), Mode: c.String("mode"),
@@ -175,6 +180,19 @@ func record(c *cli.Context) error {
 		return fmt.Errorf("the capture names paths outside %s: %q: point the agent's directories (HOME, TMPDIR, ...) into it, or --scrub", scratch, paths)
 	}
 	return nil
+}
+
+// execWithModel runs argv as a plain program while the fake model serves:
+// a probe of the agent, say, with the same environment a recording gets.
+func execWithModel(ctx context.Context, argv, env []string, dir string, stdout, stderr io.Writer) error {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return cli.Exit(fmt.Sprintf("%s exited %d", argv[0], ee.ExitCode()), ee.ExitCode())
+	}
+	return err
 }
 
 // forbidden lists what must not appear in a capture: the given strings,

@@ -18,9 +18,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// version is the proxy's semantic version, advertised in initialize (rule M).
-const version = "0.1.0"
-
 // Exit codes of the proxy itself; otherwise it exits with the agent's code.
 const (
 	exitFailure = 1
@@ -57,6 +54,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if !hasAgent {
 			argv = c.Args().Slice()
 		}
+		if c.Bool("version") {
+			return printVersion(st.stdout)
+		}
 		var err error
 		code, err = proxyAction(c, st, argv)
 		return err
@@ -92,23 +92,21 @@ func splitAgentArgv(args []string, app *cli.App) (cliArgs, agent []string, ok bo
 }
 
 func newApp(st streams) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "acp-normalize",
 		Usage:     "repair vendor deviations in Agent Client Protocol (ACP) stdio traffic",
 		UsageText: "acp-normalize [flags] -- AGENT [ARGS...]\nacp-normalize [flags]   (in a conductor's proxy slot: no agent command)\nacp-normalize command [flags] [args]",
 		Description: "Put acp-normalize in front of an ACP agent in your editor's agent config:\n" +
 			"every frame is relayed byte for byte, except where a vendor module repairs it.\n" +
 			"stdout carries protocol frames only; logs go to stderr and --log-file.",
-		Version:         version,
-		HideHelpCommand: true,
-		Reader:          st.stdin,
-		Writer:          st.stdout,
-		ErrWriter:       st.stderr,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
+		Reader:         st.stdin,
+		Writer:         st.stdout,
+		ErrWriter:      st.stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError("%v (see acp-normalize --help)", err)
 		},
-		Commands: []*cli.Command{replayCommand(st), mockAgentCommand(st), exportCommand(st), checkCommand(st)},
+		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
@@ -116,7 +114,7 @@ func newApp(st streams) *cli.App {
 				Usage: "record the session to `FILE` (JSONL capture, mode 0600, secrets redacted)"},
 			&cli.BoolFlag{Name: "record-raw", EnvVars: []string{"ACP_NORMALIZE_RECORD_RAW"},
 				Usage: "do not redact secrets in the recording"},
-			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"ACP_NORMALIZE_LOG_LEVEL"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", EnvVars: []string{"ACP_NORMALIZE_LOG_LEVEL"},
 				Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-file", EnvVars: []string{"ACP_NORMALIZE_LOG_FILE"}, TakesFile: true,
 				Usage: "also write logs and the agent's stderr to `FILE` (appended)"},
@@ -124,8 +122,12 @@ func newApp(st streams) *cli.App {
 				Usage: "what to do with lines that are not JSON: drop (log and record them) or forward"},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
+			versionFlag(),
 		}, optionFlags(moduleOptions(), true)...),
 	}
+	app.Setup() // adds the help command, which gets one-line errors too
+	oneLineUsageErrors(app.Commands)
+	return app
 }
 
 // proxyAction runs the proxy in front of argv or, with no agent command,

@@ -44,7 +44,7 @@ func cursorReplay(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: version})
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: "0.0.0-test"}) // as the other vendors' goldens: not this build's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,19 @@
 // (ACP) client and a coding agent that repairs vendor protocol deviations.
 //
 //	acp-normalize [flags] -- AGENT [ARGS...]
+//	acp-normalize probe [flags] -- AGENT [ARGS...]
 //	acp-normalize replay [flags] CAPTURE...
 //	acp-normalize mock-agent [flags] CAPTURE
+//	acp-normalize version [--json]
+//	acp-normalize help [COMMAND]
 //
-// The first form is the proxy; replay runs a recorded capture through the
-// vendor modules without a process (as JSON lines, a timeline or a diff);
-// mock-agent serves a capture as an ACP agent.
+// The first form is the proxy; probe checks an agent (initialize and
+// session/new through the proxy) and says what it found; replay runs a
+// recorded capture through the vendor modules without a process (as JSON
+// lines, a timeline or a diff); mock-agent serves a capture as an ACP
+// agent; version prints the version, commit and date from the build info
+// (version.go). Started by the npm launcher, the binary also ends when
+// the launcher dies (launcher_unix.go).
 //
 // main first hands over to proxy.SubreaperMain: on Linux the proxy
 // re-executes this binary as the subreaper in front of the agent.

@@ -462,8 +462,9 @@ func TestE2EInitializeAdvertisement(t *testing.T) {
 		t.Fatalf("%v: %s", err, got)
 	}
 	adv, ok := resp.Result.AgentCapabilities.Meta["acp-normalize"]
-	if !ok || adv.Version != version || adv.Modules == nil {
-		t.Fatalf("no advertisement in %s", got)
+	// The same version as the binary prints (rule M; issue 19).
+	if want := binaryVersion(t, proxyBinary); !ok || adv.Version != want || adv.Modules == nil {
+		t.Fatalf("no advertisement of version %s in %s", want, got)
 	}
 }
 
@@ -514,7 +515,7 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: codex, gemini, qwen, opencode)`},
 		{"vendor that is no vendor module", []string{"--vendor", "cursor", "--", "true"}, 2, `unknown vendor "cursor"`},
 		{"bad log level", []string{"--log-level", "loud", "--", "true"}, 2, "--log-level"},
-		{"version", []string{"--version"}, 0, version},
+		{"version", []string{"--version"}, 0, "acp-normalize " + binaryVersion(t, proxyBinary) + " ("},
 		{"agent exit code through", []string{"--", "false"}, 1, ""},
 	}
 	for _, tt := range tests {

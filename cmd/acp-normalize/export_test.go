@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -39,24 +38,6 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	code := run(append([]string{"acp-normalize"}, args...), strings.NewReader(stdin), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
-}
-
-// runBinary runs the real acp-normalize binary (built by TestMain) and
-// returns its exit code, stdout and stderr.
-func runBinary(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(proxyBinary, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.ExitCode(), stdout.String(), stderr.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return 0, stdout.String(), stderr.String()
 }
 
 // traceHeader is the header of an acp-inspector-trace file, as its

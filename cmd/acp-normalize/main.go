@@ -12,5 +12,7 @@ func main() {
 	if code, ok := proxy.SubreaperMain(); ok {
 		os.Exit(code)
 	}
+	// Started by the npm launcher: end when it dies (launcher_unix.go).
+	watchLauncher()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

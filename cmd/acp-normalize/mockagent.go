@@ -26,7 +26,7 @@ func mockAgentCommand(st streams) *cli.Command {
 			"Watch a recorded session, normalized, in an editor:\n" +
 			"  acp-normalize -- acp-normalize mock-agent capture.jsonl",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "log-level", Value: "info",
+			&cli.StringFlag{Name: "log-level", Value: "warn",
 				Usage: "debug, info, warn or error (logs go to stderr)"},
 			&cli.BoolFlag{Name: "no-stderr",
 				Usage: "do not replay the recorded agent stderr lines on stderr"},
@@ -57,6 +57,15 @@ func mockAgentAction(c *cli.Context, st streams) error {
 	script, bad, err := mockagent.LoadWith(f, logger, allModules())
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %w", name, err)}
+	}
+	if script.Frames() == 0 {
+		// Nothing to serve: a file that is no capture (a README, a log)
+		// gets one line, not an error per line and a silent agent.
+		why := "no frames in it"
+		if len(bad) > 0 {
+			why = fmt.Sprintf("no frames in it, %d lines are not capture records (the first: %v)", len(bad), bad[0])
+		}
+		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %s: %s: not a capture", name, why)}
 	}
 	for _, b := range bad {
 		var le *mockagent.LineError

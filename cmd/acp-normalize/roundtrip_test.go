@@ -36,7 +36,13 @@ type liveClient struct {
 // startLive runs the real binary with args, as a client would.
 func startLive(t *testing.T, env []string, args ...string) *liveClient {
 	t.Helper()
-	c := &liveClient{t: t, cmd: exec.Command(proxyBinary, args...)}
+	return startLiveCmd(t, exec.Command(proxyBinary, args...), env)
+}
+
+// startLiveCmd runs cmd (the binary, or what starts it) as a client would.
+func startLiveCmd(t *testing.T, cmd *exec.Cmd, env []string) *liveClient {
+	t.Helper()
+	c := &liveClient{t: t, cmd: cmd}
 	c.cond = sync.NewCond(&c.mu)
 	c.cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	c.cmd.Stderr = &c.err
@@ -139,7 +145,13 @@ func (c *liveClient) finish(closeStdin bool) []string {
 // the frames it says the client received.
 func replayedToClient(t *testing.T, recording string) []string {
 	t.Helper()
-	out, err := exec.Command(proxyBinary, "replay", recording).Output()
+	return replayedToClientBy(t, proxyBinary, recording)
+}
+
+// replayedToClientBy is replayedToClient with another build of the binary.
+func replayedToClientBy(t *testing.T, bin, recording string) []string {
+	t.Helper()
+	out, err := exec.Command(bin, "replay", recording).Output()
 	if err != nil {
 		t.Fatalf("replay %s: %v", recording, err)
 	}
@@ -300,39 +312,7 @@ func TestRoundTripRecordReplay(t *testing.T) {
 			rec := filepath.Join(t.TempDir(), "live.jsonl")
 			c := startLive(t, nil, "--record", rec, "--record-raw", "--kill-grace", "10s", "--",
 				proxyBinary, "mock-agent", "--no-stderr", capture)
-			var pending [][]byte      // ids of requests not yet known answered
-			asked := map[string]int{} // id -> answers sent to requests with that id
-			answered := func() {
-				for _, id := range pending {
-					c.waitFor("the answer to "+string(id), func(e pipe.Envelope) bool {
-						return e.Kind == pipe.Response && bytes.Equal(e.ID, id)
-					})
-				}
-				pending = nil
-			}
-			for _, frame := range clientFrames(t, capture) {
-				env := pipe.Peek(frame)
-				id := bytes.Clone(env.ID)
-				switch env.Kind {
-				case pipe.Response:
-					asked[string(id)]++
-					var liveID []byte
-					c.waitForNth("request "+string(id), asked[string(id)], func(e pipe.Envelope) bool {
-						if e.Kind == pipe.Request && sameRequestID(e.ID, id) {
-							liveID = bytes.Clone(e.ID)
-							return true
-						}
-						return false
-					})
-					// The live proxy's own ids carry its token (C12).
-					frame = bytes.Replace(frame, id, liveID, 1)
-				case pipe.Request:
-					answered()
-					pending = append(pending, id)
-				}
-				c.send(frame)
-			}
-			answered()
+			playClient(t, c, capture)
 			live := c.finish(true)
 			if len(live) < 2 {
 				t.Fatalf("the client got %d frames; stderr:\n%s", len(live), c.err.String())
@@ -344,6 +324,47 @@ func TestRoundTripRecordReplay(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no bundled captures found")
 	}
+}
+
+// playClient sends a capture's client frames to a live proxy as an editor
+// would: it answers an agent's (or the proxy's) request once that request
+// reached it, and makes a new request only once its earlier requests were
+// answered; at the end every request has been answered.
+func playClient(t *testing.T, c *liveClient, capture string) {
+	t.Helper()
+	var pending [][]byte      // ids of requests not yet known answered
+	asked := map[string]int{} // id -> answers sent to requests with that id
+	answered := func() {
+		for _, id := range pending {
+			c.waitFor("the answer to "+string(id), func(e pipe.Envelope) bool {
+				return e.Kind == pipe.Response && bytes.Equal(e.ID, id)
+			})
+		}
+		pending = nil
+	}
+	for _, frame := range clientFrames(t, capture) {
+		env := pipe.Peek(frame)
+		id := bytes.Clone(env.ID)
+		switch env.Kind {
+		case pipe.Response:
+			asked[string(id)]++
+			var liveID []byte
+			c.waitForNth("request "+string(id), asked[string(id)], func(e pipe.Envelope) bool {
+				if e.Kind == pipe.Request && sameRequestID(e.ID, id) {
+					liveID = bytes.Clone(e.ID)
+					return true
+				}
+				return false
+			})
+			// The live proxy's own ids carry its token (C12).
+			frame = bytes.Replace(frame, id, liveID, 1)
+		case pipe.Request:
+			answered()
+			pending = append(pending, id)
+		}
+		c.send(frame)
+	}
+	answered()
 }
 
 // TestRoundTripAgentExitsOrSignal is the round trip for the two other ends

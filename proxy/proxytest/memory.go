@@ -9,9 +9,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
-// CheckRouteCost routes the agent frames setup through a Router with mod
-// alone (the initialize result that names the agent, a launch call's
-// start), then frame, and fails the test unless frame is replaced and
+// CheckRouteCost routes the client's initialize request and the agent
+// frames setup through a Router with mod alone (the initialize result, id
+// 0, that names the agent; a launch call's start), then frame, and fails the test unless frame is replaced and
 // routing it allocated at most maxFactor times its size (P6, F3: a frame
 // costs a small constant times its size). rewritetest.CheckRewriteCost is
 // its twin for a module without a router.
@@ -21,6 +21,7 @@ func CheckRouteCost(t *testing.T, mod rewrite.Module, setup [][]byte, frame []by
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
 	for _, s := range setup {
 		r.Handle(pipe.Agent, s, nil)
 	}

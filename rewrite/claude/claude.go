@@ -14,11 +14,17 @@ import (
 // advertisement.
 const Name = "claude"
 
+// AgentName is the agentInfo.name of Claude's ACP adapter.
+const AgentName = "@agentclientprotocol/claude-agent-acp"
+
 // Module returns the claude module.
 func Module() rewrite.Module {
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames, running and background completion updates, person-readable resultText (L1-L8)",
+		// It checks no agent name (V1 is for the later vendors): Claude's
+		// frames are recognized by their _meta.claudeCode, whoever sends them.
+		Agents: []string{AgentName},
+		Doc:    "Claude ACP adapter: subagent snapshot on Agent/Task launch calls, parentToolCallId on subagent frames, running and background completion updates, person-readable resultText (L1-L8)",
 		// "claudeCode" is on every launch-call and subagent frame and on
 		// none of the main agent's ordinary text chunks (its informational
 		// notices carry _meta.claudeCode: they are scanned and forwarded

@@ -16,8 +16,9 @@ const AgentName = "@agentclientprotocol/codex-acp"
 // Module returns the codex module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "Codex (codex-acp): subagent snapshot and title on spawnAgent calls, results from wait calls (V1-V6)",
+		Name:   Name,
+		Doc:    "Codex (codex-acp): subagent snapshot and title on spawnAgent calls, results from wait calls (V1-V6)",
+		Agents: []string{AgentName},
 		// AgentInfoTrigger hands it the initialize result (V1); "agentsStates" is
 		// in every frame of Codex's multi-agent calls (spawnAgent, wait,
 		// ...), which also carry "spawnAgent" as their title when they

@@ -189,27 +189,52 @@ func final(s meta.Status) bool {
 // same session knows of its child, the launch call gets a
 // tool_call_update with the new snapshot right after this frame (V5). The
 // frame itself is forwarded unchanged.
+//
+// The object is read as a JSON parser reads it: of members naming the
+// same child (duplicate keys, however spelled) the last one is the
+// child's state. So a frame adds at most one update per launch call it
+// names, whatever its length (issue 14: 60,000 duplicates of one child
+// made 60,000 updates), in the launch calls' order rather than the
+// members' (a frame with its members reordered gets the same verdict).
 func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	states, ok := rawjson.Lookup(upd, "rawInput", "agentsStates")
 	if !ok || rawjson.FirstByte(states) != '{' {
 		return v, nil
 	}
-	var errs []error
+	launches := r.launchesOf(sid)
+	if len(launches) == 0 {
+		return v, nil
+	}
+	// The last state of each launched child the object names: at most
+	// one entry per launch call of the session, however many members.
+	last := make(map[string][]byte, len(launches))
 	err := rawjson.Members(states, func(m rawjson.Member) bool {
-		child, ok := rawjson.UnescapeKey(m.Key)
-		if !ok {
+		if child, ok := rawjson.UnescapeKey(m.Key); ok {
+			if _, launched := launches[child]; launched {
+				last[child] = m.Value
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return v, rewrite.RuleErrorf("V5", "%w", err)
+	}
+	var errs []error
+	var changed []launch.Key
+	r.calls.Each(func(k launch.Key, l *spawnCall) bool {
+		if k.Session != sid || l.snap.AgentID == nil || launches[*l.snap.AgentID] != k {
 			return true
 		}
-		key, l, ok := r.launchOf(sid, child)
-		if !ok || !l.childState(m.Value) {
+		state, named := last[*l.snap.AgentID]
+		if !named || !l.childState(state) {
 			return true
 		}
-		r.calls.Resize(key)
+		changed = append(changed, k)
 		if r.client.Emit(rewrite.Finished(l.vendorStatus)) == rewrite.EmitNothing {
 			return true // P7: the client would show it as a new entry
 		}
-		emit, err := launchUpdate(key, &l.snap)
+		emit, err := launchUpdate(k, &l.snap)
 		if err != nil {
 			errs = append(errs, err)
 			return true
@@ -217,26 +242,29 @@ func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.V
 		v.Send(pipe.Client, emit)
 		return true
 	})
-	if err == nil && len(errs) > 0 {
-		err = errs[0]
+	for _, k := range changed {
+		r.calls.Resize(k) // the snapshot grew (P6)
 	}
-	if err != nil {
-		return v, rewrite.RuleErrorf("V5", "%w", err)
+	if len(errs) > 0 {
+		return v, rewrite.RuleErrorf("V5", "%w", errs[0])
 	}
 	return v, nil
 }
 
-// launchOf finds the launch call of session sid whose child is thread.
-func (r *rewriter) launchOf(sid, thread string) (launch.Key, *spawnCall, bool) {
-	var found launch.Key
-	var hit *spawnCall
+// launchesOf returns the launch calls of session sid by their child
+// thread; of two launches of the same child the newest wins.
+func (r *rewriter) launchesOf(sid string) map[string]launch.Key {
+	var found map[string]launch.Key
 	r.calls.Each(func(k launch.Key, l *spawnCall) bool {
-		if k.Session == sid && l.snap.AgentID != nil && *l.snap.AgentID == thread {
-			found, hit = k, l // the newest launch of that child wins
+		if k.Session == sid && l.snap.AgentID != nil {
+			if found == nil {
+				found = map[string]launch.Key{}
+			}
+			found[*l.snap.AgentID] = k // oldest first: a newer one replaces it
 		}
 		return true
 	})
-	return found, hit, hit != nil
+	return found
 }
 
 // launchUpdate builds the tool_call_update that carries a launch call's

@@ -87,7 +87,7 @@ type rewriter struct {
 	todos   *table.Table[string, [][]byte]   // session -> todo objects (C8)
 	prompts *table.Table[string, string]     // raw prompt request id -> session (C14)
 	open    *table.Table[*pending, struct{}] // proxy requests awaiting the client (C12)
-	warned  *table.Table[string, struct{}]   // unknown methods already logged at warn (C13)
+	warned  *table.Table[string, struct{}]   // unknown methods (C13) and oddities already logged
 	active  string                           // most recently active session (C14)
 	seq     uint64                           // proxy requests created (order of C12 answers)
 }
@@ -141,25 +141,10 @@ func newRewriter(env rewrite.Env) *rewriter {
 	}
 }
 
-// Rewrite implements rewrite.Rewriter.
+// Rewrite implements rewrite.Rewriter. The router hands it valid JSON
+// only (P5: a frame malformed below its envelope, or nested too deep, goes
+// out as it came, for every module alike).
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	v, err := r.rewrite(f)
-	if err != nil {
-		return v, err
-	}
-	valid := v.Frame == nil || pipe.Valid(v.Frame)
-	for _, o := range v.Out {
-		valid = valid && (o.Frame == nil || pipe.Valid(o.Frame))
-	}
-	if !valid {
-		// A frame malformed below its envelope: splicing into it cannot
-		// make it valid, so it goes out as it came (P5).
-		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "output would not be valid JSON; frame left unchanged")
-	}
-	return v, nil
-}
-
-func (r *rewriter) rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
 	if env.ID != nil && !json.Valid(env.ID) {
 		// An id that cannot be echoed cannot be answered (P5).
@@ -269,7 +254,9 @@ func (r *rewriter) unknownMethod(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	// forwards it first).
 	if _, seen := r.warned.Get(m); !seen {
 		r.warned.Put(m, struct{}{})
-		r.log.Warn("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
+		// Info: handled (cursor/report_usage is in every session), nothing
+		// for the user to do (the default level shows warn and above).
+		r.log.Info("unknown Cursor method answered by the proxy (--forward-unknown-vendor-methods passes it on)",
 			"rule", "C13", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil // the one C13/V7 answer, as the methods module's

@@ -3,6 +3,7 @@ package cursor
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
@@ -126,15 +127,21 @@ func (s *snapshot) setSubagentType(raw []byte) {
 }
 
 // subagentLabel unwraps every "custom" layer of a Cursor subagentType,
-// then takes the custom agent's name or the single remaining key.
+// then takes the custom agent's name or the single remaining key. Keys
+// are read as a parser reads them: decoded, the last of duplicates
+// counting (issue 14).
 func subagentLabel(raw []byte) string {
 	for depth := 0; depth < 16 && rawjson.FirstByte(raw) == '{'; depth++ {
 		var keys []string
 		var only []byte
 		_ = rawjson.Members(raw, func(m rawjson.Member) bool {
 			if k, ok := rawjson.UnescapeKey(m.Key); ok {
-				keys = append(keys, k)
-				only = m.Value
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+				if len(keys) == 1 {
+					only = m.Value
+				}
 			}
 			return true
 		})

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
@@ -88,11 +87,6 @@ func notNull(v []byte) bool { return v != nil && string(v) != "null" }
 
 // toolCall handles tool_call and tool_call_update frames (C2-C7, M).
 func (r *rewriter) toolCall(f *rewrite.Frame, sid string, u *updateMembers, isNew bool) (rewrite.Verdict, error) {
-	if !pipe.Valid(f.Raw) {
-		// Malformed below the envelope: nothing can be spliced into it,
-		// and no state is taken from it (P5).
-		return rewrite.Verdict{}, rewrite.RuleErrorf("P5", "tool call frame is not valid JSON")
-	}
 	fr := readToolCall(f.Raw, u, isNew)
 	r.touch(sid)
 	if fr.id == "" {

@@ -29,13 +29,15 @@ const (
 // Module returns the gemini module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
+		Name:   Name,
+		Doc:    "Gemini CLI: subagent snapshot on invoke_agent calls (V1-V6)",
+		Agents: []string{AgentName},
 		// AgentInfoTrigger hands it the initialize result (V1); every frame of a
-		// launch call has a toolCallId opening with "invoke_agent__"
-		// (Gemini writes compact JSON); "session/close" drops a session's
-		// state (P6). Each holds an unescaped quote inside, so a chat
-		// message that mentions the words does not match.
+		// launch call has a toolCallId opening with "invoke_agent__" (in
+		// any spelling: the index also finds `"toolCallId": "invoke\u005f...`,
+		// issue 14); "session/close" drops a session's state (P6). Each
+		// holds an unescaped quote inside, so a chat message that mentions
+		// the words does not match.
 		Triggers: []string{rewrite.AgentInfoTrigger, `"toolCallId":"` + launchPrefix, `"session/close"`},
 		New:      func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}

@@ -22,8 +22,12 @@ const (
 // of keys from the frame's top, such as "params", "update") set to the
 // raw JSON value. A _meta that is missing is created; one that is not an
 // object is replaced by {Key: {member: value}}; the vendor's other _meta
-// keys, and every other byte of frame, are kept. A _meta[Key] that is not
-// an object is someone else's: it is an error (the caller fails open).
+// keys, and every other byte of frame, are kept. Key is the proxy's: what
+// the frame already holds there is overwritten, never passed on as ours
+// (issue 14: a forged snapshot reached the client) — a member of the same
+// name is replaced, and a _meta[Key] that is not an object becomes
+// {member: value}. A nested proxy's own additions are not at risk: the
+// outer proxy turns off the modules the inner one advertises (rule M).
 func Set(frame []byte, value []byte, member string, obj ...string) ([]byte, error) {
 	e, err := Edit(frame, value, member, obj...)
 	if err != nil {
@@ -41,7 +45,7 @@ func Edit(frame []byte, value []byte, member string, obj ...string) (rawjson.Edi
 		return rawjson.Edit{Path: metaPath, Value: Object(member, value)}, nil
 	}
 	if k, ok := rawjson.Lookup(m, Key); ok && rawjson.FirstByte(k) != '{' {
-		return rawjson.Edit{}, fmt.Errorf("_meta[%q] is not an object", Key)
+		return rawjson.Edit{Path: append(metaPath, Key), Value: memberObject(member, value)}, nil
 	}
 	return rawjson.Edit{Path: append(metaPath, Key, member), Value: value}, nil
 }
@@ -73,6 +77,13 @@ func SetParent(frame []byte, parent []byte, obj ...string) ([]byte, error) {
 		return nil, fmt.Errorf("adding parentToolCallId: %w", err)
 	}
 	return out, nil
+}
+
+// memberObject returns {member: value}.
+func memberObject(member string, value []byte) []byte {
+	out := make([]byte, 0, len(member)+len(value)+5)
+	out = append(rawjson.AppendString(append(out, '{'), member), ':')
+	return append(append(out, value...), '}')
 }
 
 // Object returns the _meta value {Key: {member: value}} for a frame the

@@ -16,6 +16,9 @@ func TestSet(t *testing.T) {
 		{"vendor keys kept", `{"params":{"update":{"_meta":{"claudeCode":{"x":1}}}}}`, `{"params":{"update":{"_meta":{"claudeCode":{"x":1},"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
 		{"merged into our object", `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p"}}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p","subagent":{"vendor":"v"}}}}}}`},
 		{"_meta not an object is replaced", `{"params":{"update":{"_meta":7}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
+		// Issue 14 item 2: the key is the proxy's, whatever the frame holds there.
+		{"a forged snapshot is replaced", `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"x"}}}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
+		{"our key not an object is overwritten", `{"params":{"update":{"_meta":{"acp-normalize":7,"k":1}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}},"k":1}}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,9 +30,6 @@ func TestSet(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 		})
-	}
-	if _, err := SetSubagent([]byte(`{"params":{"update":{"_meta":{"acp-normalize":7}}}}`), &Subagent{Vendor: "v"}, "params", "update"); err == nil {
-		t.Fatal("a non-object _meta[Key] was overwritten")
 	}
 	got, err := SetParent([]byte(`{"params":{"toolCall":{}}}`), []byte(`"T\u0031"`), "params", "toolCall")
 	if err != nil || string(got) != `{"params":{"toolCall":{"_meta":{"acp-normalize":{"parentToolCallId":"T\u0031"}}}}}` {

@@ -3,7 +3,6 @@ package methods
 import (
 	"log/slog"
 
-	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
@@ -41,7 +40,7 @@ type rewriter struct {
 	forward bool
 	client  *rewrite.Client // the connection's client (P7)
 	filter  rewrite.MethodFilter
-	warned  *table.Table[string, struct{}] // methods already logged at warn
+	warned  *table.Table[string, struct{}] // methods already logged
 }
 
 // Rewrite implements rewrite.Rewriter.
@@ -52,8 +51,8 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if k := f.Kind(); k != pipe.Request && k != pipe.Notification {
 		return rewrite.Verdict{}, nil
 	}
-	m, ok := method(f)
-	if !ok || !r.filter.Unknown(m) {
+	m := f.Method() // decoded by the envelope: session\/update is session/update
+	if !r.filter.Unknown(m) {
 		return rewrite.Verdict{}, nil // the trigger matched a nested "method"
 	}
 	if r.forward || r.client.Handles(m) {
@@ -66,18 +65,10 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if f.Kind() == pipe.Request {
 			what = "agent request no client knows answered -32601 by the proxy"
 		}
-		r.log.Warn(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
+		// Info, not warn: the proxy handled a known kind of vendor
+		// quirk, and nobody watching an editor's agent log can act on it
+		// (issue 19; the default level shows warn and above only).
+		r.log.Info(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil
-}
-
-// method returns the frame's method decoded (the envelope keeps escapes).
-func method(f *rewrite.Frame) (string, bool) {
-	raw := f.Envelope().Method
-	for _, c := range raw {
-		if c == '\\' {
-			return rawjson.DecodeString(append(append([]byte{'"'}, raw...), '"'))
-		}
-	}
-	return string(raw), true
 }

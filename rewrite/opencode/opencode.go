@@ -23,8 +23,9 @@ func agentNames() []string { return []string{"OpenCode"} }
 // Module returns the opencode module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "OpenCode: subagent snapshot on task launch calls, Subagent titles, <task_result> results (V1-V6)",
+		Name:   Name,
+		Doc:    "OpenCode: subagent snapshot on task launch calls, Subagent titles, <task_result> results (V1-V6)",
+		Agents: agentNames(),
 		Triggers: []string{
 			rewrite.AgentInfoTrigger, // who the agent is (V1)
 			`"tool_call"`,            // launch calls (V2)

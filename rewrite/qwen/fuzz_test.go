@@ -35,6 +35,7 @@ func FuzzQwen(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
 		for _, p := range prelude {
 			r.Handle(pipe.Agent, p, nil)
 		}

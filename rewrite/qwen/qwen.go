@@ -21,8 +21,9 @@ func agentNames() []string { return []string{"qwen-code"} }
 // Module returns the qwen module.
 func Module() rewrite.Module {
 	return rewrite.Module{
-		Name: Name,
-		Doc:  "Qwen Code: subagent snapshot on agent/task launch calls, parentToolCallId on subagent frames, background results (V1-V6)",
+		Name:   Name,
+		Doc:    "Qwen Code: subagent snapshot on agent/task launch calls, parentToolCallId on subagent frames, background results (V1-V6)",
+		Agents: agentNames(),
 		// Quoted, so that a mention inside a string (escaped as \") does
 		// not match: "toolName" is on every Qwen tool call; progress beats
 		// and bare updates of a launch call are tool_call_updates.
@@ -89,7 +90,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if err != nil {
 		return v, err
 	}
-	out := f.Raw
+	out, changed := f.Raw, false
 	if tag == "tool_call" || tag == "tool_call_update" {
 		id, _ := rawjson.LookupString(update, "toolCallId")
 		key := launch.Key{Session: sid, ToolCallID: id}
@@ -103,6 +104,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			if out, err = c.Annotate(out, "params", "update"); err != nil {
 				return v, rewrite.RuleErrorf("V2", "%w", err)
 			}
+			changed = true
 		}
 	} else if bg, ok := rawjson.Lookup(update, "_meta", "backgroundTask"); ok {
 		emit, err := r.backgroundResult(rawSession, sid, bg)
@@ -113,20 +115,24 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 			v.Send(pipe.Client, emit)
 		}
 	}
-	return linked(v, f, out, parent, "params", "update")
+	return linked(v, out, changed, parent, "params", "update")
 }
 
-// linked finishes v for frame f, out being f with what the module added:
-// the object at obj gets its parentToolCallId when parent is set (V4),
-// and the frame is replaced when it changed.
-func linked(v rewrite.Verdict, f *rewrite.Frame, out, parent []byte, obj ...string) (rewrite.Verdict, error) {
+// linked finishes v for a frame, out being the frame with what the
+// module added (changed: it added something): the object at obj gets its
+// parentToolCallId when parent is set (V4), and the frame is replaced when
+// the module wrote to it. Whether it wrote decides, not whether the bytes
+// look different: a frame that carried a forged snapshot of our length
+// must still go out with ours (issue 14).
+func linked(v rewrite.Verdict, out []byte, changed bool, parent []byte, obj ...string) (rewrite.Verdict, error) {
 	if parent != nil {
 		var err error
 		if out, err = meta.SetParent(out, parent, obj...); err != nil {
 			return v, rewrite.RuleErrorf("V4", "%w", err)
 		}
+		changed = true
 	}
-	if len(out) != len(f.Raw) {
+	if changed {
 		v.Replace(out)
 	}
 	return v, nil
@@ -163,7 +169,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 	sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 	id, _ := rawjson.LookupString(tc, "toolCallId")
 	key := launch.Key{Session: sid, ToolCallID: id}
-	out := f.Raw
+	out, changed := f.Raw, false
 	var err error
 	if c := r.launchCall(key, tc, false); c != nil {
 		absorb(&c.Snap, tc)
@@ -171,6 +177,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if out, err = c.Annotate(out, "params", "toolCall"); err != nil {
 			return v, rewrite.RuleErrorf("V2", "%w", err)
 		}
+		changed = true
 	}
 	parent, err := parentOf(tc)
 	if err != nil {
@@ -179,7 +186,7 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if parent == nil {
 		parent, _ = r.children.Get(key)
 	}
-	return linked(v, f, out, parent, "params", "toolCall")
+	return linked(v, out, changed, parent, "params", "toolCall")
 }
 
 // backgroundResult applies a chunk's _meta.backgroundTask to the launch

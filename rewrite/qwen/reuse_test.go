@@ -28,6 +28,7 @@ func TestChildLinkOutlivesFrameBytes(t *testing.T) {
 		}
 		return outs
 	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
 	handle(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`)
 	handle(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c3","title":"Shell","_meta":{"toolName":"run_shell_command","parentToolCallId":"call_1"}}}}`)
 	handle(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"overwrite every byte of the earlier frame with other text"}}}}`)
@@ -46,6 +47,7 @@ func TestSnapshotNumbersOutliveFrameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
 	buf := make([]byte, 0, 1024)
 	var last []proxy.Out
 	for _, frame := range []string{

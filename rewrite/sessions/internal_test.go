@@ -95,3 +95,24 @@ func TestS0Truthy(t *testing.T) {
 		}
 	}
 }
+
+// TestS4AppendLink: the link block is added once, whatever the spelling
+// of one already there (issue 14: JSON a parser reads the same is treated
+// the same; the fix of Cursor's S1 code, ported).
+func TestS4AppendLink(t *testing.T) {
+	tests := []struct{ name, content, want string }{
+		{"empty", `[]`, `[{"type":"session","sessionId":"c"}]`},
+		{"after a block", `[{"type":"text","text":"x"}]`, `[{"type":"text","text":"x"},{"type":"session","sessionId":"c"}]`},
+		{"already there", `[{"type":"session","sessionId":"c"}]`, `[{"type":"session","sessionId":"c"}]`},
+		{"already there, spelled otherwise", `[{"sessionId": "\u0063", "type": "session"}]`, `[{"sessionId": "\u0063", "type": "session"}]`},
+		{"another child's", `[{"type":"session","sessionId":"d"}]`, `[{"type":"session","sessionId":"d"},{"type":"session","sessionId":"c"}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := appendLink([]byte(tt.content), "c")
+			if err != nil || string(got) != tt.want {
+				t.Errorf("appendLink(%s) = %s, %v; want %s", tt.content, got, err, tt.want)
+			}
+		})
+	}
+}

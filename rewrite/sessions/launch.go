@@ -298,16 +298,24 @@ func appendEmptyLink(child string) []byte {
 }
 
 // appendLink returns the content array with child's link block at its
-// end, unless the array has it already.
+// end, unless the array has it already (in any spelling: the block is
+// read as a parser reads it, issue 14).
 func appendLink(content []byte, child string) ([]byte, error) {
-	link := sessionLink(child)
-	if bytes.Contains(content, link) {
-		return content, nil
-	}
-	empty := true
-	if err := rawjson.Elements(content, func([]byte) bool { empty = false; return false }); err != nil {
+	empty, linked := true, false
+	err := rawjson.Elements(content, func(el []byte) bool {
+		empty = false
+		typ, _ := rawjson.LookupString(el, "type")
+		sid, ok := rawjson.LookupString(el, "sessionId")
+		linked = typ == "session" && ok && sid == child
+		return !linked
+	})
+	if err != nil {
 		return nil, err
 	}
+	if linked {
+		return content, nil
+	}
+	link := sessionLink(child)
 	end := bytes.LastIndexByte(content, ']')
 	arr := make([]byte, 0, len(content)+len(link)+1)
 	arr = append(arr, content[:end]...)

@@ -1,0 +1,304 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
+)
+
+// probeRun runs `acp-normalize probe ARGS` with extra environment.
+func probeRun(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(proxyBinary, append([]string{"probe"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func decodeProbe(t *testing.T, out string) probeReport {
+	t.Helper()
+	var rep probeReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("probe --json printed no report: %v\n%s", err, out)
+	}
+	return rep
+}
+
+func moduleState(rep probeReport) map[string]string {
+	m := map[string]string{}
+	for _, v := range rep.Modules {
+		m[v.Name] = v.State
+	}
+	return m
+}
+
+// TestProbeMockAgents probes the mock agent serving one bundled capture of
+// each vendor: who the agent is, which module acts on it and why (V1),
+// native subagent sessions, auth methods, the vendor methods it sent and
+// what the proxy did with them; exit status 0.
+func TestProbeMockAgents(t *testing.T) {
+	tests := []struct {
+		capture     string
+		agent       string
+		acts        []string // modules acting by name (V1)
+		native      bool
+		auth        []string
+		methods     []string // method: handling (a prefix)
+		textHas     []string
+		noAgentInfo bool
+	}{
+		{capture: "qwen/foreground.jsonl", agent: "qwen-code", acts: []string{"qwen"}, auth: []string{"openai"},
+			textHas: []string{`qwen: agentInfo.name "qwen-code" is its agent's (V1)`, "off for this agent: codex, gemini, opencode"}},
+		{capture: "codex/foreground.jsonl", agent: "@agentclientprotocol/codex-acp", acts: []string{"codex"}, native: true,
+			auth: []string{"api-key", "chat-gpt"}, methods: []string{"_auth/status_update: forwarded to the client"},
+			textHas: []string{"native subagent sessions advertised"}},
+		{capture: "claude/rig-foreground.jsonl", agent: "@agentclientprotocol/claude-agent-acp", acts: []string{"claude"},
+			methods: []string{"_auth/status_update: forwarded to the client"}, textHas: []string{"it checks no name"}},
+		{capture: "gemini/generalist.jsonl", agent: "gemini-cli", acts: []string{"gemini"},
+			auth: []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}},
+		{capture: "opencode/foreground.jsonl", agent: "OpenCode", acts: []string{"opencode"}, auth: []string{"opencode-login"}},
+		{capture: "cursor/subagent-foreground.jsonl", noAgentInfo: true, auth: []string{"cursor_login"},
+			textHas: []string{"the agent sends no agentInfo.name", "on for any agent, acting only on frames they know: cursor, claude, sessions, methods"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.capture, func(t *testing.T) {
+			t.Parallel()
+			capture := filepath.Join("..", "..", "testdata", "captures", tt.capture)
+			code, out, stderr := probeRun(t, nil, "--json", "--", proxyBinary, "mock-agent", capture)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			rep := decodeProbe(t, out)
+			switch {
+			case tt.noAgentInfo && rep.Agent != nil:
+				t.Errorf("agent %+v, want none", rep.Agent)
+			case !tt.noAgentInfo && (rep.Agent == nil || rep.Agent.Name != tt.agent || rep.Agent.Version == ""):
+				t.Errorf("agent %+v, want %s with a version", rep.Agent, tt.agent)
+			}
+			if string(rep.ProtocolVersion) != "1" {
+				t.Errorf("protocol version %s", rep.ProtocolVersion)
+			}
+			var acts []string
+			for name, state := range moduleState(rep) {
+				if state == "acts" {
+					acts = append(acts, name)
+				}
+			}
+			slices.Sort(acts)
+			if strings.Join(acts, ",") != strings.Join(tt.acts, ",") {
+				t.Errorf("modules acting %v, want %v (%+v)", acts, tt.acts, rep.Modules)
+			}
+			if len(rep.Modules) != len(allModules()) {
+				t.Errorf("%d module verdicts for %d modules", len(rep.Modules), len(allModules()))
+			}
+			if rep.NativeSubagentSessions != tt.native {
+				t.Errorf("native subagent sessions %v, want %v", rep.NativeSubagentSessions, tt.native)
+			}
+			var auth []string
+			for _, a := range rep.AuthMethods {
+				auth = append(auth, a.ID)
+			}
+			if strings.Join(auth, ",") != strings.Join(tt.auth, ",") {
+				t.Errorf("auth methods %v, want %v", auth, tt.auth)
+			}
+			var methods []string
+			for _, m := range rep.VendorMethods {
+				methods = append(methods, m.Method+": "+m.Handling)
+			}
+			if len(methods) != len(tt.methods) {
+				t.Errorf("vendor methods %q, want %q", methods, tt.methods)
+			}
+			for i := range min(len(methods), len(tt.methods)) {
+				if !strings.HasPrefix(methods[i], tt.methods[i]) {
+					t.Errorf("vendor method %q, want %q", methods[i], tt.methods[i])
+				}
+			}
+			if rep.AuthRequired || rep.Session == nil || rep.Session.ID == "" || rep.Session.Error != "" {
+				t.Errorf("session %+v, auth required %v", rep.Session, rep.AuthRequired)
+			}
+			if rep.Exit == nil || rep.Exit.Code != 0 {
+				t.Errorf("exit %+v: the mock agent ends at the client's EOF", rep.Exit)
+			}
+			var adv struct {
+				Version string   `json:"version"`
+				Modules []string `json:"modules"`
+			}
+			if err := json.Unmarshal(rep.Advertised, &adv); err != nil || adv.Version != binaryVersion(t, proxyBinary) || len(adv.Modules) != len(allModules()) {
+				t.Errorf("advertisement %s (rule M: this binary's version and modules)", rep.Advertised)
+			}
+
+			// The text form: one screen, the same findings.
+			code, text, stderr := probeRun(t, nil, "--", proxyBinary, "mock-agent", capture)
+			if code != 0 || stderr != "" {
+				t.Fatalf("text: exit %d, stderr %q", code, stderr)
+			}
+			if n := strings.Count(text, "\n"); n > 24 {
+				t.Errorf("%d lines: more than one screen:\n%s", n, text)
+			}
+			for _, want := range append([]string{"agent ", "protocol ", "modules ", "subagents ", "auth ", "vendor methods ", "session/new ", "ended "}, tt.textHas...) {
+				if !strings.Contains(text, want) {
+					t.Errorf("text lacks %q:\n%s", want, text)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeFailures: exit status 1 with one line that says what failed
+// (issue 19: not found, not ACP, timed out, auth required).
+func TestProbeFailures(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	initOK := `out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[{"id":"login","name":"Log in"}],"agentInfo":{"name":"fake","version":"1.0"}}}`
+	tests := []struct {
+		name   string
+		script []string // the fake agent's, when argv is nil
+		argv   []string
+		flags  []string
+		line   string
+		report bool // the text report is printed too (initialize was answered)
+	}{
+		{name: "not found", argv: []string{"no-such-agent-xyz"}, line: `agent "no-such-agent-xyz" not found`},
+		{name: "not executable", argv: []string{"../../README.md"}, line: `cannot run agent "../../README.md"`},
+		{name: "not ACP: text on stdout", script: []string{"out Usage: fake [options]", "wait never"},
+			line: `not ACP: ` + self + ` wrote "Usage: fake [options]" on stdout, not a JSON-RPC frame`},
+		{name: "not ACP: exits at once", script: []string{"err cannot start: no config", "exit 3"},
+			line: `exited (code 3) after`},
+		{name: "not ACP: error to initialize", script: []string{"wait initialize", `out {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad version"}}`, "wait never"},
+			line: `answered initialize with error -32602 "bad version"`},
+		{name: "timed out", script: []string{"sleep 60s"}, flags: []string{"--timeout", "300ms", "--kill-grace", "200ms"},
+			line: "timed out: " + self + " did not answer initialize within 300ms"},
+		{name: "auth required", script: []string{"wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Authentication required"}}`, "wait never"},
+			line: "auth required: " + self + " needs a login before session/new (its auth methods: login)", report: true},
+		{name: "session/new fails", script: []string{"wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"no model configured"}}`, "wait never"},
+			line: "session/new failed: -32603 no model configured", report: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			argv := tt.argv
+			if argv == nil {
+				env = []string{envFakeAgent + "=" + script(t, tt.script...)}
+				argv = []string{self, "-test.run=^$"}
+			}
+			args := append(append(append([]string{}, tt.flags...), "--"), argv...)
+			code, out, stderr := probeRun(t, env, args...)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "acp-normalize: probe: ") || !strings.Contains(stderr, tt.line) {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and one line with %q", code, stderr, tt.line)
+			}
+			if tt.report != strings.Contains(out, "protocol ") {
+				t.Errorf("report printed: %v, want %v:\n%s", !tt.report, tt.report, out)
+			}
+			code, out, _ = probeRun(t, env, append([]string{"--json"}, args...)...)
+			if rep := decodeProbe(t, out); code != 1 || !strings.Contains(rep.Failure, tt.line) {
+				t.Errorf("--json: exit %d, failure %q", code, rep.Failure)
+			}
+		})
+	}
+}
+
+// TestProbeEndsAgentTree: the probe ends the agent as the proxy does (F5):
+// after session/new the agent and every process it started are gone when
+// the probe exits.
+func TestProbeEndsAgentTree(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	agent := script(t, "wait initialize",
+		`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}`,
+		"wait session/new", "spawn-tree "+pidfile, "ignore-term",
+		`out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "sleep 60s")
+	code, out, stderr := probeRun(t, []string{envFakeAgent + "=" + agent}, "--kill-grace", "200ms", "--", self, "-test.run=^$")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(out, "killed with SIGKILL (exit 137): it ignored SIGTERM") {
+		t.Errorf("the report does not say how the agent ended:\n%s", out)
+	}
+	waitGone(t, readPids(t, pidfile))
+}
+
+// TestProbeSessionInScratchDir: session/new names a fresh directory,
+// gone afterwards, while the agent runs where the probe was started (so a
+// relative agent path and relative arguments work, as in an editor).
+func TestProbeSessionInScratchDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A shell agent: answers initialize and session/new, after writing
+	// its working directory and the session/new request down.
+	body := "#!/bin/sh\npwd > cwd\n" +
+		`read l; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}'` + "\n" +
+		`read l; echo "$l" > new.json; echo '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}'` + "\n" +
+		"cat >/dev/null\n"
+	if err := os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(proxyBinary, "probe", "--json", "--", "./agent.sh")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	cwd, _ := os.ReadFile(filepath.Join(dir, "cwd"))
+	var req struct {
+		Params struct {
+			Cwd string `json:"cwd"`
+		} `json:"params"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "new.json"))
+	if err := json.Unmarshal(data, &req); err != nil {
+		t.Fatalf("session/new %q: %v", data, err)
+	}
+	if got, _ := filepath.EvalSymlinks(strings.TrimSpace(string(cwd))); got != mustEval(t, dir) {
+		t.Errorf("agent ran in %q, want %q", cwd, dir)
+	}
+	if !strings.Contains(req.Params.Cwd, "acp-normalize-probe-") {
+		t.Errorf("session/new cwd %q, want a scratch directory", req.Params.Cwd)
+	}
+	if _, err := os.Stat(req.Params.Cwd); !os.IsNotExist(err) {
+		t.Errorf("scratch directory %s left behind (%v)", req.Params.Cwd, err)
+	}
+}
+
+func mustEval(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestModuleAgentsDeclared: a module that waits for its agents' names (V1)
+// lists them, so that probe and --vendor can say whose it is.
+func TestModuleAgentsDeclared(t *testing.T) {
+	for _, m := range allModules() {
+		if slices.Contains(m.Triggers, rewrite.AgentInfoTrigger) && len(m.Agents) == 0 {
+			t.Errorf("module %s waits for agentInfo.name (V1) but lists no Agents", m.Name)
+		}
+	}
+}

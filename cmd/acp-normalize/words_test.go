@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runBinary runs the real binary with args and returns its exit code,
+// stdout and stderr.
+func runBinary(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(proxyBinary, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// TestE2EWords: help and version work as words before "--", and after
+// "--" every word is the agent's (issue 19).
+func TestE2EWords(t *testing.T) {
+	t.Parallel()
+	versionLine := "acp-normalize " + binaryVersion(t, proxyBinary) + " ("
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // a substring of stdout
+		stderrLine string // a substring of the one stderr line, when code != 0
+	}{
+		{"help", []string{"help"}, 0, "acp-normalize [flags] -- AGENT [ARGS...]", ""},
+		{"help of a command", []string{"help", "probe"}, 0, "acp-normalize probe [command options] -- AGENT [ARGS...]", ""},
+		{"help of no command", []string{"help", "nope"}, 2, "", `No help topic for 'nope'`},
+		{"--help", []string{"--help"}, 0, "COMMANDS:", ""},
+		{"version", []string{"version"}, 0, versionLine, ""},
+		{"--version", []string{"--version"}, 0, versionLine, ""},
+		{"-v", []string{"-v"}, 0, versionLine, ""},
+		{"version with flags before it", []string{"--log-level", "debug", "version"}, 0, versionLine, ""},
+		{"version --json", []string{"version", "--json"}, 0, `"version": "`, ""},
+		{"version with an argument", []string{"version", "x"}, 2, "", `version: takes no arguments`},
+		{"help after -- is the agent", []string{"--", "help"}, 2, "", `agent "help" not found`},
+		{"version after -- is the agent", []string{"--", "version"}, 2, "", `agent "version" not found`},
+		{"probe after -- is the agent", []string{"--", "probe", "--", "x"}, 2, "", `agent "probe" not found`},
+		{"no agent, no command, no handshake", nil, 2, "", "no agent command, and the client sent nothing"}, // K3
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runBinary(t, tt.args...)
+			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q", code, stdout, stderr, tt.code, tt.stdout)
+			}
+			if tt.code != 0 && (strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.stderrLine)) {
+				t.Fatalf("stderr %q: want one line with %q", stderr, tt.stderrLine)
+			}
+		})
+	}
+}
+
+// TestE2EAgentNamedLikeAWord: "acp-normalize -- help" runs an agent named
+// help (found on PATH), never the help command.
+func TestE2EAgentNamedLikeAWord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, word := range []string{"help", "version", "probe"} {
+		if err := os.WriteFile(filepath.Join(dir, word), []byte("#!/bin/sh\necho \"$0 ran\" >&2\nexit 7\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, word := range []string{"help", "version", "probe"} {
+		cmd := exec.Command(proxyBinary, "--", word)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 7 || !strings.Contains(string(out), word+" ran") {
+			t.Errorf("-- %s: %v, output %q; want the agent's exit 7", word, err, out)
+		}
+	}
+}
+
+// TestE2ESubcommandUsageErrors: a usage mistake in any subcommand is one
+// line on stderr and exit status 2, as at the top level; a mock-agent file
+// with no frames is one line and exit status 1 (issue 19).
+func TestE2ESubcommandUsageErrors(t *testing.T) {
+	t.Parallel()
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"replay bad flag", []string{"replay", "--bogus", "x"}, 2, "replay: flag provided but not defined: -bogus (see acp-normalize replay --help)"},
+		{"mock-agent bad flag", []string{"mock-agent", "--bogus", "x"}, 2, "mock-agent: flag provided but not defined: -bogus"},
+		{"probe bad flag", []string{"probe", "--bogus", "--", "x"}, 2, "probe: flag provided but not defined: -bogus"},
+		{"version bad flag", []string{"version", "--bogus"}, 2, "version: flag provided but not defined: -bogus"},
+		{"help bad flag", []string{"help", "--bogus"}, 2, "help: flag provided but not defined: -bogus"},
+		{"replay bad flag value", []string{"replay", "--timeout-nope=1", "x"}, 2, "replay: flag provided but not defined"},
+		{"probe without agent", []string{"probe"}, 2, "probe: no agent command given"},
+		{"probe bad timeout", []string{"probe", "--timeout", "soon", "--", "x"}, 2, `probe: invalid value "soon" for flag -timeout`},
+		{"mock-agent without capture", []string{"mock-agent"}, 2, "mock-agent: give exactly one capture"},
+		{"mock-agent on a file that is no capture", []string{"mock-agent", "../../README.md"}, 1,
+			"mock-agent: ../../README.md: no frames in it, "},
+		{"mock-agent on an empty file", []string{"mock-agent", empty}, 1, "no frames in it: not a capture"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runBinary(t, tt.args...)
+			if code != tt.code || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and one stderr line with %q", code, stdout, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
