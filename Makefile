@@ -12,7 +12,7 @@ DEMO_HTML    ?= bin/demo.html
 # Agents the capture rig can record: one capture/agents/<vendor>.sh each.
 CAPTURE_VENDORS := $(filter-out lib,$(basename $(notdir $(wildcard capture/agents/*.sh))))
 
-.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures pipeline-check viewer-screenshot viewer-large release probes
+.PHONY: build install demo test lint cross fuzz bench bench-short clean interop-deps captures update pipeline-check viewer-screenshot viewer-large release probes
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-normalize
@@ -124,6 +124,18 @@ captures:
 		SCENARIOS="$(SCENARIOS)" ACP_CAPTURE=$(CURDIR)/bin/acp-capture bash capture/agents/$$v.sh || exit 1; \
 	done
 
+## update: rewrite every golden from the current code, e.g. after `make
+## captures`: go test -update in each package whose tests have goldens
+## (those that use rewrite/rewritetest or define -update themselves; a
+## plain `go test ./... -update` stops at the packages without the flag).
+## Review the diff (git diff --stat, then the files) before committing.
+update:
+	@pkgs=$$( { $(GO) list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... | \
+		awk '/ [^ ]*\/rewrite\/rewritetest( |$$)/ {print $$1}'; \
+		grep -l 'flag.Bool("update"' $$(git ls-files '*.go') | xargs -n1 dirname | sed 's|^|./|'; } | sort -u); \
+	echo "go test -update:" $$pkgs; \
+	$(GO) test -count=1 $$pkgs -update
+
 ## release: the release VERSION=x.y.z into dist/: an archive per platform of
 ## PLATFORMS (.tar.gz, .zip for Windows), SHA256SUMS and the npm packages
 ## (dist/npm/), reproducibly; refuses uncommitted changes, a version without
@@ -150,10 +162,10 @@ probes:
 ## pipeline-check: a real agent (Qwen Code, from npm, against the capture rig's
 ## fake model) behind acp-normalize in the proxy slot of the real TypeScript
 ## conductor, compared with the same scenarios behind the stdio wrapper
-## (capture/pipeline.sh; README "Pipelines"). Not part of `make test`.
+## (capture/qwen-pipeline.sh; README "Pipelines"). Not part of `make test`.
 ## `make pipeline-check SCENARIOS=foreground` runs one scenario.
 pipeline-check:
-	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/pipeline.sh
+	SCENARIOS="$(if $(SCENARIOS),$(SCENARIOS),foreground permission subagents)" bash capture/qwen-pipeline.sh
 
 clean:
 	rm -rf bin dist interop/ts/node_modules interop/conductor/node_modules

@@ -200,7 +200,7 @@ type server struct {
 	cfg    Config
 	log    *slog.Logger
 	w      *pipe.Writer
-	cursor int            // next item to write
+	next   int            // next item to write
 	live   map[string]int // method -> live requests seen
 	liveID map[int][]byte // recorded request index -> raw id of its live request
 	// frames counts the live client requests and notifications; asked
@@ -245,7 +245,7 @@ func Serve(s *Script, cfg Config) error {
 	for {
 		frame, err := rd.ReadFrame()
 		if errors.Is(err, io.EOF) {
-			sv.log.Debug("client closed its stream", "written", sv.cursor, "of", len(s.items))
+			sv.log.Debug("client closed its stream", "written", sv.next, "of", len(s.items))
 			return sv.w.Flush()
 		}
 		if err != nil {
@@ -336,7 +336,7 @@ func (sv *server) handle(frame []byte) {
 		sv.pump(-1)
 		sv.log.Warn("the capture ends before the agent answered this request; answered with an error", "method", method, "id", string(id))
 		sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInternalError, "mock-agent: the capture has no response to this "+method))
-	case at < sv.cursor:
+	case at < sv.next:
 		// Its response was passed over while this request was missing.
 		sv.writeResponse(sv.s.items[at])
 		sv.pump(-1)
@@ -404,17 +404,17 @@ func (sv *server) answerBatch(frame []byte) {
 // as long as the request recorded before each has been made live.
 func (sv *server) pump(force int) {
 	sv.forced = max(sv.forced, force)
-	for sv.cursor < len(sv.s.items) {
-		it := sv.s.items[sv.cursor]
-		if !sv.released(it.awaits) || (sv.cursor > sv.forced && !sv.made(it.gate)) {
+	for sv.next < len(sv.s.items) {
+		it := sv.s.items[sv.next]
+		if !sv.released(it.awaits) || (sv.next > sv.forced && !sv.made(it.gate)) {
 			return
 		}
-		sv.cursor++
+		sv.next++
 		switch it.kind {
 		case itemFrame:
 			if env := pipe.Peek(it.frame); env.Kind == pipe.Request {
-				sv.asked[string(env.ID)] = sv.cursor - 1
-				sv.askedAt[sv.cursor-1] = sv.frames
+				sv.asked[string(env.ID)] = sv.next - 1
+				sv.askedAt[sv.next-1] = sv.frames
 			}
 			sv.write(it.frame)
 		case itemStderr:

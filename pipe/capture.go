@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"time"
 
@@ -275,6 +276,25 @@ func (c *CaptureReader) Next() (Record, error) {
 		return rec, &CaptureError{Line: line, Err: perr}
 	}
 	return rec, nil
+}
+
+// Records returns an iterator over the remaining records, each with the
+// error Next gives it (a *CaptureError for a malformed line, after which
+// the iteration goes on); it ends at io.EOF, which it does not yield, or
+// after another read error, which it yields.
+func (c *CaptureReader) Records() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			rec, err := c.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var ce *CaptureError
+			if !yield(rec, err) || (err != nil && !errors.As(err, &ce)) {
+				return
+			}
+		}
+	}
 }
 
 func parseCaptureLine(b []byte) (Record, error) {

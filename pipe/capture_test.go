@@ -3,7 +3,6 @@ package pipe
 import (
 	"bytes"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -42,13 +41,8 @@ func TestCaptureWriterRecords(t *testing.T) {
 	}
 
 	// Reading it back gives the same records.
-	cr := NewCaptureReader(&buf)
 	var recs []Record
-	for {
-		r, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for r, err := range NewCaptureReader(&buf).Records() {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +88,6 @@ func TestCaptureReaderVariants(t *testing.T) {
 		`{"seq":9,"ts":"bad","from":"client","frame":{}}`,
 		`{"ts":1764400000123,"direction":"sent","frame":{"n":1}}`,
 	}, "\n")
-	cr := NewCaptureReader(strings.NewReader(in))
 	type got struct {
 		line  int
 		from  Side
@@ -103,11 +96,7 @@ func TestCaptureReaderVariants(t *testing.T) {
 		err   bool
 	}
 	var gots []got
-	for {
-		r, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for r, err := range NewCaptureReader(strings.NewReader(in)).Records() {
 		g := got{line: r.Line, from: r.From, frame: string(r.Frame), err: err != nil}
 		if r.Text != nil {
 			g.text = *r.Text
@@ -152,13 +141,8 @@ func FuzzCaptureReader(f *testing.F) {
 	f.Add([]byte("{\"from\":\"agent\",\"frame\":{}}\n{\"direction\":\"sent\",\"frame\":[]}\n"))
 	f.Add([]byte("{\"seq\":1,\"event\":\"exit\",\"code\":1}\nxx\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cr := NewCaptureReader(bytes.NewReader(b))
 		last := 0
-		for i := 0; ; i++ {
-			r, err := cr.Next()
-			if errors.Is(err, io.EOF) {
-				return
-			}
+		for r, err := range NewCaptureReader(bytes.NewReader(b)).Records() {
 			if r.Line <= last {
 				t.Fatalf("line numbers not increasing: %d after %d", r.Line, last)
 			}
@@ -181,13 +165,8 @@ func TestCaptureKeepsWhitespaceAroundFrames(t *testing.T) {
 	cw.Write(Record{Event: "start", NonJSON: "forward", Options: []string{"x"}, IDToken: "t1"})
 	cw.Write(Record{Event: "signal", Signal: "terminated"})
 	_ = cw.Flush()
-	cr := NewCaptureReader(&buf)
 	var got []string
-	for {
-		r, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for r, err := range NewCaptureReader(&buf).Records() {
 		if err != nil {
 			t.Fatal(err)
 		}

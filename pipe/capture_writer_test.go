@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -106,13 +105,8 @@ func TestCaptureWriterDroppedAtTheEnd(t *testing.T) {
 	if err := cw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cr := NewCaptureReader(strings.NewReader(g.String()))
 	var got []string
-	for {
-		r, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for r, err := range NewCaptureReader(strings.NewReader(g.String())).Records() {
 		if err != nil {
 			t.Fatal(err)
 		}

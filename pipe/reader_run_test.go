@@ -25,21 +25,12 @@ func TestReaderRaw(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rd := newReaderSize(strings.NewReader(tt.in), 32)
-			var got []string
-			for {
-				_, err := rd.ReadFrame()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				raw := string(rd.Raw())
+			got := frames(t, rd, func([]byte) string {
 				if rd.Raw() == nil {
-					raw = "-"
+					return "-"
 				}
-				got = append(got, raw)
-			}
+				return string(rd.Raw())
+			})
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("raw = %q, want %q", got, tt.want)
 			}
@@ -89,27 +80,10 @@ func TestReaderLongLines(t *testing.T) {
 		{"F3 two long lines", long + "\n" + long + "\n", []string{long, long}},
 		{"F1 bom before long line", "\xEF\xBB\xBF" + long + "\n", []string{long}},
 	}
-	readers := map[string]func(io.Reader) io.Reader{
-		"whole":   func(r io.Reader) io.Reader { return r },
-		"onebyte": iotest.OneByteReader,
-		"half":    iotest.HalfReader,
-		"dataerr": iotest.DataErrReader,
-	}
 	for _, tt := range tests {
-		for rname, wrap := range readers {
+		for rname, wrap := range chunkings() {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
-				rd := newReaderSize(wrap(strings.NewReader(tt.in)), 16)
-				var got []string
-				for {
-					f, err := rd.ReadFrame()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, string(f))
-				}
+				got := frames(t, newReaderSize(wrap(strings.NewReader(tt.in)), 16), func(f []byte) string { return string(f) })
 				if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 					t.Fatalf("frames = %q, want %q", got, tt.want)
 				}
@@ -147,14 +121,7 @@ func relayRuns(in []byte, wrap func(io.Reader) io.Reader, size int) ([]byte, err
 		writeRun()
 		_ = w.Flush()
 	})
-	for {
-		f, err := rd.ReadFrame()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := eachFrame(rd, func(f []byte) error {
 		if raw := rd.Raw(); raw != nil {
 			if len(run) > 0 && &run[:len(run)+1][len(run)] == &raw[0] {
 				run = run[:len(run)+len(raw)]
@@ -162,12 +129,13 @@ func relayRuns(in []byte, wrap func(io.Reader) io.Reader, size int) ([]byte, err
 				writeRun()
 				run = raw
 			}
-			continue
+			return nil
 		}
 		writeRun()
-		if err := w.WriteFrame(f, false); err != nil {
-			return nil, err
-		}
+		return w.WriteFrame(f, false)
+	})
+	if err != nil {
+		return nil, err
 	}
 	writeRun()
 	if werr != nil {

@@ -10,18 +10,44 @@ import (
 )
 
 func readAll(t testing.TB, r io.Reader) []string {
+	return frames(t, NewReader(r), func(f []byte) string { return string(f) })
+}
+
+// frames reads rd to its end and returns what see makes of each frame.
+func frames(t testing.TB, rd *Reader, see func(frame []byte) string) []string {
 	t.Helper()
-	rd := NewReader(r)
 	var out []string
+	if err := eachFrame(rd, func(f []byte) error { out = append(out, see(f)); return nil }); err != nil {
+		t.Fatalf("ReadFrame: %v", err)
+	}
+	return out
+}
+
+// eachFrame calls fn with every frame of rd until io.EOF (nil) or an
+// error of either.
+func eachFrame(rd *Reader, fn func(frame []byte) error) error {
 	for {
 		f, err := rd.ReadFrame()
 		if errors.Is(err, io.EOF) {
-			return out
+			return nil
+		}
+		if err == nil {
+			err = fn(f)
 		}
 		if err != nil {
-			t.Fatalf("ReadFrame: %v", err)
+			return err
 		}
-		out = append(out, string(f))
+	}
+}
+
+// chunkings are the ways the tests hand a reader its input: whole, a
+// byte at a time, half of what is asked, and the data with io.EOF.
+func chunkings() map[string]func(io.Reader) io.Reader {
+	return map[string]func(io.Reader) io.Reader{
+		"whole":   func(r io.Reader) io.Reader { return r },
+		"onebyte": iotest.OneByteReader,
+		"half":    iotest.HalfReader,
+		"dataerr": iotest.DataErrReader,
 	}
 }
 
@@ -43,14 +69,8 @@ func TestReaderFraming(t *testing.T) {
 		{"lone cr inside kept", "{\"a\":\r1}\n", []string{"{\"a\":\r1}"}},
 		{"leading spaces kept", "  {}\n", []string{"  {}"}},
 	}
-	readers := map[string]func(io.Reader) io.Reader{
-		"whole":   func(r io.Reader) io.Reader { return r },
-		"onebyte": iotest.OneByteReader,
-		"half":    iotest.HalfReader,
-		"dataerr": iotest.DataErrReader,
-	}
 	for _, tt := range tests {
-		for rname, wrap := range readers {
+		for rname, wrap := range chunkings() {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
 				got := readAll(t, wrap(strings.NewReader(tt.in)))
 				if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
@@ -127,17 +147,8 @@ func relay(in []byte, wrap func(io.Reader) io.Reader) ([]byte, error) {
 	var out bytes.Buffer
 	rd := NewReader(wrap(bytes.NewReader(in)))
 	w := NewWriter(&out)
-	for {
-		f, err := rd.ReadFrame()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := w.WriteFrame(f, rd.Buffered() == 0); err != nil {
-			return nil, err
-		}
+	if err := eachFrame(rd, func(f []byte) error { return w.WriteFrame(f, rd.Buffered() == 0) }); err != nil {
+		return nil, err
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err

@@ -161,15 +161,10 @@ func ReplayWith(r io.Reader, configure func(start *Step) (RouterConfig, error), 
 		router, err = NewRouter(cfg)
 		return err
 	}
-	cr := pipe.NewCaptureReader(r)
 	var outs []Out
 	gone := false
 	var conn int64 // the connection of a trace being replayed
-	for {
-		rec, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range pipe.NewCaptureReader(r).Records() {
 		var ce *pipe.CaptureError
 		if errors.As(err, &ce) {
 			if err := fn(&Step{Kind: StepError, Line: ce.Line, Err: ce.Err}); err != nil {

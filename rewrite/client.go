@@ -83,7 +83,7 @@ type KnownClient struct {
 func KnownClients() []KnownClient {
 	return []KnownClient{{
 		Name: "kandev-agentctl", Product: "Kandev",
-		Seen: "handles cursor/task itself; reads a status-less tool_call_update with title or content as in_progress",
+		Seen: "handles the vendor methods a module says it does (HandledByClients) itself; reads a status-less tool_call_update with title or content as in_progress",
 	}, {
 		Name: "CodeCompanion.nvim", Product: "CodeCompanion (Neovim)", Traits: []Trait{TraitFinishedAsNew},
 		Seen: "drops a tool call from its cache on completed; a later update of it is printed as a new line",
@@ -230,7 +230,7 @@ func CheckClientSettings(s Settings) error {
 		std := newMethodSet()
 		for _, m := range parseList(spec) {
 			if _, ok := std[m]; ok {
-				errs = append(errs, fmt.Errorf("--%s: %s is a standard ACP method; only vendor methods (cursor/task, ...) can be left to the client", ClientHandlesOption, m))
+				errs = append(errs, fmt.Errorf("--%s: %s is a standard ACP method; only vendor methods (outside ACP) can be left to the client", ClientHandlesOption, m))
 			}
 		}
 	}

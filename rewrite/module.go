@@ -62,6 +62,10 @@ type Module struct {
 	// its own; everything else it does still happens. The router tells
 	// the module through Env.Client; --client-handles replaces the table.
 	HandledByClients []ClientMethods
+	// MethodRules names, for each of the module's VendorMethods (same
+	// spelling, a trailing '*' matching any suffix), the contract rule
+	// that covers it, for tools such as `check` to cite (RuleOf).
+	MethodRules map[string]string
 	// Summarize, when set, describes the params of one of the module's
 	// VendorMethods on one line, for the replay timeline; quote shows a
 	// vendor text (quoted, on one line, shortened).
@@ -84,6 +88,10 @@ type SessionTraits struct {
 	// launch call's snapshot has no description (S1's "Subagent task");
 	// "" for rule S4's: the prompt's first line, else "Subagent".
 	FallbackTitle string
+	// DraftMeta is the _meta key under which the agent's draft
+	// subagent_spawned names its launch call (toolCallId), the child's
+	// agentId and model (S2, S6); "" when it names none.
+	DraftMeta string
 }
 
 // Handles reports whether method is one of the module's VendorMethods.
@@ -94,6 +102,21 @@ func (m *Module) Handles(method string) bool {
 		}
 	}
 	return false
+}
+
+// RuleOf returns the rule of MethodRules that covers method: the exact
+// spelling first, else the longest matching "prefix*".
+func (m *Module) RuleOf(method string) (string, bool) {
+	if r, ok := m.MethodRules[method]; ok {
+		return r, true
+	}
+	best, rule := -1, ""
+	for p, r := range m.MethodRules {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(method, prefix) && len(prefix) > best {
+			best, rule = len(prefix), r
+		}
+	}
+	return rule, best >= 0
 }
 
 // Env is what a module's per-connection state gets from the proxy: the

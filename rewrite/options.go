@@ -61,7 +61,7 @@ const VendorOption = "vendor"
 func SharedOptions(mods []Module) []Option {
 	return []Option{{
 		Name:  ForwardUnknownVendorMethods,
-		Usage: "pass agent methods no client knows (cursor/*, craft/*, ...) to the client instead of answering requests -32601 and dropping notifications",
+		Usage: "pass agent methods no client knows (a vendor's own, such as craft/*) to the client instead of answering requests -32601 and dropping notifications",
 	}, {
 		Name:  VendorOption,
 		Usage: "treat the agent as this vendor's (" + strings.Join(VendorNames(mods), ", ") + ") even when its initialize result does not name it",

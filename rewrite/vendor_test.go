@@ -88,3 +88,15 @@ func TestVendorNames(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleOf: a vendor method's rule is its exact entry, else the longest
+// prefix entry that matches (what check cites).
+func TestRuleOf(t *testing.T) {
+	m := Module{MethodRules: map[string]string{"acme/ping": "A1", "acme/*": "A9", "acme/admin/*": "A5"}}
+	for method, want := range map[string]string{"acme/ping": "A1", "acme/pong": "A9", "acme/admin/x": "A5", "other/x": ""} {
+		got, ok := m.RuleOf(method)
+		if got != want || ok != (want != "") {
+			t.Errorf("RuleOf(%q) = %q, %v; want %q", method, got, ok, want)
+		}
+	}
+}

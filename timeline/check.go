@@ -14,6 +14,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // Check validates every frame of replayed captures against the ACP schema
@@ -37,12 +38,16 @@ type Check struct {
 	problems int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
+	// mods cite the rule of the vendor methods they handle.
+	mods []rewrite.Module
 }
 
 // NewCheck returns a Check writing a report per capture to w: text, or
-// with jsonOut one JSON object per capture and line.
-func NewCheck(w io.Writer, jsonOut bool) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}}
+// with jsonOut one JSON object per capture and line. A finding about a
+// vendor method one of mods handles cites that module's rule
+// (Module.MethodRules); any other, V7.
+func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
+	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
@@ -99,6 +104,7 @@ type findingKey struct{ check, side, method, update, kind, path, message string 
 // checkRun is the check of one capture.
 type checkRun struct {
 	name          string
+	mods          []rewrite.Module // whose MethodRules the findings cite
 	schemas       map[int]*acpschema.Schema
 	version       int
 	versionSource string
@@ -131,7 +137,7 @@ type idRef struct {
 
 // Begin implements Renderer.
 func (c *Check) Begin(name string) error {
-	c.run = &checkRun{name: name, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
+	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
 		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, toolCalls: map[[2]string]bool{}}
 	return nil
@@ -372,7 +378,7 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 		}
 		rule := ""
 		if to == "client" {
-			rule = vendorMethodRule(method)
+			rule = r.vendorMethodRule(method)
 		}
 		r.add(findingKey{check: "method", side: side, method: method, kind: kind,
 			message: "not a method of the ACP schema, and not \"_\"-prefixed (an extension method)"}, rule, line, frame, to)
@@ -386,22 +392,13 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 }
 
 // vendorMethodRule names the contract rule for an agent-to-client method
-// outside ACP: Cursor's own (C1, C8-C11, else C13), any other agent's V7.
-func vendorMethodRule(method string) string {
-	switch method {
-	case "cursor/task":
-		return "C1"
-	case "cursor/update_todos":
-		return "C8"
-	case "cursor/create_plan":
-		return "C9"
-	case "cursor/ask_question":
-		return "C10"
-	case "cursor/generate_image":
-		return "C11"
-	}
-	if strings.HasPrefix(method, "cursor/") {
-		return "C13"
+// outside ACP: the rule the module that handles it cites
+// (Module.MethodRules), else V7.
+func (r *checkRun) vendorMethodRule(method string) string {
+	for _, m := range r.mods {
+		if rule, ok := m.RuleOf(method); ok {
+			return rule
+		}
 	}
 	return "V7"
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	vendormethods "github.com/acp-normalize/acp-normalize/rewrite/methods"
 )
 
@@ -17,8 +18,8 @@ import (
 func checkCapture(t *testing.T, schemas map[int]*acpschema.Schema, capture string, mods ...rewrite.Module) checkReport {
 	t.Helper()
 	var buf bytes.Buffer
-	c := NewCheck(&buf, true)
-	c.schemas = schemas // loaded once for the test: loading is the slow part
+	c := NewCheck(&buf, true, cursor.Module()) // the module whose rules the findings cite
+	c.schemas = schemas                        // loaded once for the test: loading is the slow part
 	render(t, c, mods, writeCapture(t, capture))
 	var rep checkReport
 	if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {

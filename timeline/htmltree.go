@@ -204,7 +204,9 @@ func (tb *treeBuilder) frame(i int, t *float64, to pipe.Side, f []byte) int {
 }
 
 // parentOf is the launch call's toolCallId on a frame a subagent produced:
-// ours (rule M), else Claude's own.
+// ours (rule M), else the agent's own in its _meta (a parentToolCallId or
+// parentToolUseId member of _meta or of one of its objects, as Claude's
+// claudeCode.parentToolUseId).
 func parentOf(obj []byte, path ...string) string {
 	m, ok := rawjson.Lookup(obj, append(path, "_meta")...)
 	if !ok {
@@ -213,8 +215,39 @@ func parentOf(obj []byte, path ...string) string {
 	if p, ok := rawjson.LookupString(m, meta.Key, meta.ParentMember); ok {
 		return p
 	}
-	p, _ := rawjson.LookupString(m, "claudeCode", "parentToolUseId")
+	if p, ok := vendorMetaString(m, "parentToolCallId"); ok {
+		return p
+	}
+	p, _ := vendorMetaString(m, "parentToolUseId")
 	return p
+}
+
+// vendorMetaString returns the string member key of a _meta object m, or
+// of the first of its object members that has one (the agent's own
+// namespace, such as Cursor's _meta.cursor); ours is left out.
+func vendorMetaString(m []byte, key string) (string, bool) {
+	if s, ok := rawjson.LookupString(m, key); ok {
+		return s, true
+	}
+	var found string
+	var ok bool
+	_ = rawjson.Members(m, func(mem rawjson.Member) bool {
+		if string(mem.Key) == meta.Key || rawjson.FirstByte(mem.Value) != '{' {
+			return true
+		}
+		found, ok = rawjson.LookupString(mem.Value, key)
+		return !ok
+	})
+	return found, ok
+}
+
+// vendorMeta is vendorMetaString on the _meta of u.
+func vendorMeta(u []byte, key string) (string, bool) {
+	m, ok := rawjson.Lookup(u, "_meta")
+	if !ok {
+		return "", false
+	}
+	return vendorMetaString(m, key)
 }
 
 // session returns the node of session id, creating a root session node
@@ -440,7 +473,7 @@ func (tb *treeBuilder) draft(i int, t *float64, sid, tag string, u []byte) int {
 		return tb.session(sid, true)
 	}
 	if tag == "subagent_spawned" {
-		if tc, ok := rawjson.LookupString(u, "_meta", "cursor", "toolCallId"); ok {
+		if tc, ok := vendorMeta(u, "toolCallId"); ok {
 			if l, ok := tb.launches[launchKey{sid, tc}]; ok {
 				tb.linkChild(l, child)
 			}
@@ -456,7 +489,7 @@ func (tb *treeBuilder) draft(i int, t *float64, sid, tag string, u []byte) int {
 		if task, ok := rawjson.LookupString(u, "task"); ok {
 			nd.Description = task
 		}
-		if m, ok := rawjson.LookupString(u, "_meta", "cursor", "model"); ok {
+		if m, ok := vendorMeta(u, "model"); ok {
 			nd.Model = m
 		}
 		tb.status(nd, i, t, "running")

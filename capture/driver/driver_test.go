@@ -208,9 +208,7 @@ func splitStderr(t *testing.T, capture []byte) ([]byte, []string) {
 	t.Helper()
 	var rest bytes.Buffer
 	var stderr []string
-	r := pipe.NewCaptureReader(bytes.NewReader(capture))
-	for {
-		rec, err := r.Next()
+	for rec, err := range pipe.NewCaptureReader(bytes.NewReader(capture)).Records() {
 		if err != nil {
 			break
 		}

@@ -92,9 +92,9 @@ func decodeGemini(model string, stream bool, body []byte) (*Request, error) {
 	return req, nil
 }
 
-// geminiModels serves both methods: the path's last segment is
+// generateContent serves both methods: the path's last segment is
 // "<model>:<method>".
-func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request) {
+func (s *Server) generateContent(w http.ResponseWriter, r *http.Request) {
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return

@@ -67,7 +67,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/models", s.chatModels},
 		{"GET /models", s.chatModels},
 		{"POST /v1/responses", s.responses},
-		{"POST /v1beta/models/{call}", s.geminiModels},
+		{"POST /v1beta/models/{call}", s.generateContent},
 	}
 }
 

@@ -8,13 +8,13 @@ import (
 	"github.com/acp-normalize/acp-normalize/capture/fakemodel"
 )
 
-// codex scripts Codex 0.166 behind codex-acp 2.6 (OpenAI Responses). With
+// Codex scripts Codex 0.166 behind codex-acp 2.6 (OpenAI Responses). With
 // the model gpt-5.5 the multi-agent tools (namespace multi_agent_v1) are
 // deferred: the main agent calls tool_search first, then spawn_agent;
 // a foreground scenario then calls wait_agent with the returned agent id,
 // a background one ends its turn at once. The child thread's only user
 // message holding the marker is its task; it runs one shell command.
-func codex(p Params) map[string]Scenario {
+func (book) Codex(p Params) map[string]Scenario {
 	readPrompt := Marker + " Read the file notes.txt in the workspace and report its first line."
 	read := map[string]any{"cmd": "cat notes.txt"}
 	escalated := map[string]any{"cmd": "cat notes.txt", "sandbox_permissions": "require_escalated",

@@ -29,14 +29,7 @@ func TestCodexFlow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			next := func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
-				t.Helper()
-				turn, rule := sc.Script.Next(r)
-				if rule != wantRule {
-					t.Fatalf("rule %s answered (%+v), want %s", rule, turn, wantRule)
-				}
-				return turn
-			}
+			next := answers(t, sc)
 			answer := func(r *fakemodel.Request, turn fakemodel.Turn, id, result string) {
 				c := turn.ToolCalls[0]
 				c.ID = id

@@ -18,14 +18,22 @@ const Marker = "[subtask-marker]"
 const NotesFirstLine = "alpha: the first line of the notes file"
 
 // What the scripted models say, the same for every vendor whose script
-// is a Delegation of the notes task.
+// is a Delegation of the notes task; a recording's snapshots carry them
+// (the vendors' capture tests read them from here).
 const (
-	// childFinal is the subagent's answer.
-	childFinal = "First line of notes.txt: " + NotesFirstLine
+	// ChildFinal is the subagent's answer.
+	ChildFinal = "First line of notes.txt: " + NotesFirstLine
+	// ReadTask is the prompt of the usual launch call, behind Marker.
+	ReadTask = Marker + " " + readPrompt
+	// ShellTask is the prompt of a launch call whose subagent copies the
+	// notes with the shell first (a permission request), behind Marker.
+	ShellTask = Marker + " " + shellPrompt
 	// reportFinal is the main agent's answer, relaying the subagent's.
 	reportFinal = "The subagent reports: " + NotesFirstLine
 	// readPrompt is the task the main agent hands its subagent.
 	readPrompt = "Read the file notes.txt in the workspace and report its first line."
+	// shellPrompt is the task of a subagent that uses the shell.
+	shellPrompt = "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
 )
 
 // launchArgs are the usual arguments of a subagent launch of the notes

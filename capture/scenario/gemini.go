@@ -2,13 +2,13 @@ package scenario
 
 import "github.com/acp-normalize/acp-normalize/capture/fakemodel"
 
-// gemini scripts Gemini CLI 0.61 (Gemini API). Its subagents are the
+// Gemini scripts Gemini CLI 0.61 (Gemini API). Its subagents are the
 // built-in agents behind the invoke_agent tool ({agent_name, prompt});
 // each finishes by calling complete_task with the output its definition
 // names (packages/core/src/agents/*.ts). Gemini first asks a router model
 // (generateContent) for a complexity score. There is no background option
 // and no subagent tool that asks for permission: one scenario per agent.
-func gemini(p Params) map[string]Scenario {
+func (book) Gemini(p Params) map[string]Scenario {
 	router := textRule("router", "Complexity Score", `{"complexity_reasoning":"A single delegated read.","complexity_score":10}`)
 	final := "First line of notes.txt: " + NotesFirstLine
 	mainFinal := "The subagent has answered."

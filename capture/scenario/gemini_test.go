@@ -26,14 +26,7 @@ func TestGeminiFlow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			next := func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
-				t.Helper()
-				turn, rule := sc.Script.Next(r)
-				if rule != wantRule {
-					t.Fatalf("rule %s answered (%+v), want %s", rule, turn, wantRule)
-				}
-				return turn
-			}
+			next := answers(t, sc)
 			router := &fakemodel.Request{System: "assign a **Complexity Score** from 1 to 100", Messages: []fakemodel.Message{{Role: "user", Text: sc.Prompt}}}
 			var score struct {
 				Score int `json:"complexity_score"`

@@ -2,22 +2,29 @@ package scenario
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
 
-// vendorScenarios lists one vendor's scenarios by name.
-type vendorScenarios func(Params) map[string]Scenario
+// book holds every vendor's scenarios: one exported method per vendor,
+// named after the vendor's module (Qwen for qwen, OpenCode for opencode),
+// in the vendor's own file, returning its scenarios by name. Lookup and
+// Vendors find the methods by name, so a new vendor adds its file and no
+// line here; cmd/acp-normalize's tests check the names against the module
+// list and the capture/agents scripts.
+type book struct{}
 
-// vendors maps each vendor to its scenarios; one file per vendor.
-func vendors() map[string]vendorScenarios {
-	return map[string]vendorScenarios{
-		"qwen":     qwen,
-		"opencode": opencode,
-		"claude":   claude,
-		"codex":    codex,
-		"gemini":   gemini,
+// scenarios returns the scenarios of vendor, or false if no method of
+// book is named after it.
+func scenarios(vendor string, p Params) (map[string]Scenario, bool) {
+	v := reflect.ValueOf(book{})
+	for i := range v.NumMethod() {
+		if strings.EqualFold(v.Type().Method(i).Name, vendor) {
+			return v.Method(i).Interface().(func(Params) map[string]Scenario)(p), true
+		}
 	}
+	return nil, false
 }
 
 // Lookup returns the scenario "vendor/name".
@@ -26,11 +33,10 @@ func Lookup(id string, p Params) (Scenario, error) {
 	if !ok {
 		return Scenario{}, fmt.Errorf("scenario %q: want vendor/name", id)
 	}
-	list, ok := vendors()[vendor]
+	all, ok := scenarios(vendor, p)
 	if !ok {
 		return Scenario{}, fmt.Errorf("scenario %q: unknown vendor (have %s)", id, strings.Join(Vendors(), ", "))
 	}
-	all := list(p)
 	sc, ok := all[name]
 	if !ok {
 		names := make([]string, 0, len(all))
@@ -45,9 +51,10 @@ func Lookup(id string, p Params) (Scenario, error) {
 
 // Vendors lists the vendors with scenarios, sorted.
 func Vendors() []string {
-	var names []string
-	for n := range vendors() {
-		names = append(names, n)
+	t := reflect.TypeFor[book]()
+	names := make([]string, 0, t.NumMethod())
+	for i := range t.NumMethod() {
+		names = append(names, strings.ToLower(t.Method(i).Name))
 	}
 	sort.Strings(names)
 	return names

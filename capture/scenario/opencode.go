@@ -2,11 +2,11 @@ package scenario
 
 import "path/filepath"
 
-// opencode scripts OpenCode 1.18 (Chat Completions through
+// OpenCode scripts OpenCode 1.18 (Chat Completions through
 // @ai-sdk/openai-compatible). Its subagent tool is "task"; background
 // subagents need OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true and the
 // "background" argument.
-func opencode(p Params) map[string]Scenario {
+func (book) OpenCode(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
 	read := call("read", map[string]any{"filePath": notes})
 	shell := call("bash", map[string]any{"command": "cp notes.txt notes-copy.txt"})
@@ -15,18 +15,18 @@ func opencode(p Params) map[string]Scenario {
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent and tell me its first line.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task", LaunchArgs: launchArgs("general", readPrompt, nil),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task", LaunchArgs: launchArgs("general", readPrompt, map[string]any{"background": true}),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (using the shell) and tell me the first line.",
 			Script: Delegation{Extra: []fakemodelRule{title}, LaunchTool: "task",
-				LaunchArgs: launchArgs("general", "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line.", nil),
-				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				LaunchArgs: launchArgs("general", shellPrompt, nil),
+				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}
 }

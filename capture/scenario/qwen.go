@@ -2,11 +2,11 @@ package scenario
 
 import "path/filepath"
 
-// qwen scripts Qwen Code 0.24 (OpenAI Chat Completions). Its subagent tool
+// Qwen scripts Qwen Code 0.24 (OpenAI Chat Completions). Its subagent tool
 // is "agent" and runs in the background unless run_in_background is
 // false; in "auto" approval mode it first asks the model whether the
 // subagent call should be blocked.
-func qwen(p Params) map[string]Scenario {
+func (book) Qwen(p Params) map[string]Scenario {
 	notes := filepath.Join(p.Workspace, "notes.txt")
 	// After the turn Qwen asks for a prompt suggestion and a memory
 	// review; both get plain answers that change nothing.
@@ -26,18 +26,18 @@ func qwen(p Params) map[string]Scenario {
 		"foreground": {
 			Prompt: "Delegate reading notes.txt to a subagent (run it in the foreground) and tell me its first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(false, readPrompt),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"background": {
 			Prompt: "Delegate reading notes.txt to a background subagent and tell me its first line when it is done.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent", LaunchArgs: launch(true, readPrompt),
-				ChildSteps: steps(read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				ChildSteps: steps(read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 		"permission": {
 			Prompt: "Delegate copying notes.txt to notes-copy.txt to a subagent (foreground, using the shell) and tell me the first line.",
 			Script: Delegation{Extra: extra, LaunchTool: "agent",
-				LaunchArgs: launch(false, "[use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."),
-				ChildSteps: steps(shell, read), ChildFinal: childFinal, MainFinal: reportFinal}.Script(),
+				LaunchArgs: launch(false, shellPrompt),
+				ChildSteps: steps(shell, read), ChildFinal: ChildFinal, MainFinal: reportFinal}.Script(),
 		},
 	}
 }

@@ -14,21 +14,24 @@ import (
 // agent closes with text.
 func TestDelegationFlow(t *testing.T) {
 	p := Params{Workspace: "/tmp/acp-capture/x/ws"}
+	// The main agent's subagent tool of each vendor whose scripts are a
+	// Delegation (a vendor missing here fails: add its tool).
+	launchTools := map[string]string{"qwen": "agent", "opencode": "task", "claude": "Agent"}
 	for _, vendor := range Vendors() {
 		if vendor == "codex" || vendor == "gemini" {
 			continue // their flows differ: codex_test.go, gemini_test.go
 		}
-		for _, name := range []string{"foreground", "background", "permission"} {
+		all, _ := scenarios(vendor, p)
+		for name, sc := range all {
 			t.Run(vendor+"/"+name, func(t *testing.T) {
-				sc, err := Lookup(vendor+"/"+name, p)
-				if err != nil {
-					t.Fatal(err)
+				launchTool, ok := launchTools[vendor]
+				if !ok {
+					t.Fatalf("no launch tool for %s in TestDelegationFlow", vendor)
 				}
 				if sc.Prompt == "" || strings.Contains(sc.Prompt, Marker) {
 					t.Fatalf("prompt %q: want text without the subagent marker", sc.Prompt)
 				}
 				main := &fakemodel.Request{Messages: []fakemodel.Message{{Role: "user", Text: sc.Prompt}}}
-				launchTool := map[string]string{"qwen": "agent", "opencode": "task", "claude": "Agent"}[vendor]
 				main.Tools = []string{"read", launchTool}
 				turn, rule := sc.Script.Next(main)
 				if rule != "main:launch" || len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Name != launchTool {
@@ -87,5 +90,18 @@ func TestLookupErrors(t *testing.T) {
 		if _, err := Lookup(id, Params{}); err == nil {
 			t.Errorf("Lookup(%q) succeeded", id)
 		}
+	}
+}
+
+// answers returns a step of sc's script: the turn it answers a request
+// with, failing the test unless rule wantRule answered.
+func answers(t *testing.T, sc Scenario) func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
+	return func(r *fakemodel.Request, wantRule string) fakemodel.Turn {
+		t.Helper()
+		turn, rule := sc.Script.Next(r)
+		if rule != wantRule {
+			t.Fatalf("rule %s answered (%+v), want %s", rule, turn, wantRule)
+		}
+		return turn
 	}
 }

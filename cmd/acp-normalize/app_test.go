@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"errors"
+	"strings"
+
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"strings"
 )
 
 func TestSplitAgentArgv(t *testing.T) {
@@ -44,18 +45,18 @@ func TestSelectModules(t *testing.T) {
 	mk := func(name string) rewrite.Module {
 		return rewrite.Module{Name: name, Doc: "d", Triggers: []string{"x"}, New: func(rewrite.Env) rewrite.Rewriter { return nil }}
 	}
-	all := []rewrite.Module{mk("cursor"), mk("claude")}
+	all := []rewrite.Module{mk("first"), mk("second")}
 	tests := []struct {
 		spec string
 		want []string
 		bad  bool
 	}{
-		{"all", []string{"cursor", "claude"}, false},
-		{"", []string{"cursor", "claude"}, false},
+		{"all", []string{"first", "second"}, false},
+		{"", []string{"first", "second"}, false},
 		{"none", nil, false},
-		{"claude", []string{"claude"}, false},
-		{" claude , cursor ,claude", []string{"claude", "cursor"}, false},
-		{"gemini", nil, true},
+		{"second", []string{"second"}, false},
+		{" second , first ,second", []string{"second", "first"}, false},
+		{"third", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -74,23 +75,32 @@ func TestSelectModules(t *testing.T) {
 	}
 }
 
-// TestCheckVendor: --vendor must name a module that waits for its agent's
-// agentInfo.name (V1); any other value would be silently ignored.
+// TestCheckVendor: --vendor must name a module of the module list that
+// waits for its agent's agentInfo.name (V1); any other value would be
+// silently ignored. The vendors are derived from the module list.
 func TestCheckVendor(t *testing.T) {
-	mk := func(name string, triggers ...string) rewrite.Module {
-		return rewrite.Module{Name: name, Doc: "d", Triggers: triggers, New: func(rewrite.Env) rewrite.Rewriter { return nil }}
+	all := allModules()
+	vendors := rewrite.VendorNames(all)
+	if len(vendors) == 0 {
+		t.Fatal("no module waits for agentInfo")
 	}
-	all := []rewrite.Module{mk("cursor", `"cursor/`), mk("qwen", rewrite.AgentInfoTrigger, `"tool_call"`)}
-	tests := []struct {
+	have := "(have: " + strings.Join(vendors, ", ") + ")"
+	type test struct {
 		name     string
 		settings rewrite.Settings
 		wantErr  string
-	}{
+	}
+	tests := []test{
 		{"not given", rewrite.Settings{}, ""},
 		{"empty", rewrite.Settings{rewrite.VendorOption: ""}, ""},
-		{"a vendor module", rewrite.Settings{rewrite.VendorOption: "qwen"}, ""},
-		{"no such module", rewrite.Settings{rewrite.VendorOption: "qwne"}, `unknown vendor "qwne" (have: qwen)`},
-		{"a module that names no agent", rewrite.Settings{rewrite.VendorOption: "cursor"}, `unknown vendor "cursor" (have: qwen)`},
+		{"no such module", rewrite.Settings{rewrite.VendorOption: "no-such"}, `unknown vendor "no-such" ` + have},
+	}
+	for _, m := range all {
+		want := ""
+		if !slices.Contains(vendors, m.Name) {
+			want = `unknown vendor "` + m.Name + `" ` + have // it names no agent
+		}
+		tests = append(tests, test{"module " + m.Name, rewrite.Settings{rewrite.VendorOption: m.Name}, want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ func checkAction(c *cli.Context, st streams) error {
 		return err
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	chk := timeline.NewCheck(out, c.Bool("json"))
+	chk := timeline.NewCheck(out, c.Bool("json"), allModules()...)
 	r := failingWrites{chk}
 	logger := replayLogger(st.stderr, slog.LevelError, os.Getenv)
 	failures := 0

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,12 +48,7 @@ func cursorReplay(t *testing.T, path string) []byte {
 	}
 	open := map[string]int{} // raw ids of Cursor's requests -> answers seen
 	var out bytes.Buffer
-	cr := pipe.NewCaptureReader(f)
-	for {
-		rec, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range pipe.NewCaptureReader(f).Records() {
 		if err != nil {
 			t.Fatal(err)
 		}

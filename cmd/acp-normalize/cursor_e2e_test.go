@@ -15,7 +15,7 @@ import (
 )
 
 // cursorFakeAgentEnv makes the test binary act as a scripted fake
-// `cursor-agent acp` (see TestCursorFakeAgent).
+// `cursor-agent acp` (see cursorFakeAgent).
 const cursorFakeAgentEnv = "ACP_NORMALIZE_TEST_CURSOR_FAKE_AGENT"
 
 // proxyRequestID finds the id of the proxy's first own request in a frame
@@ -25,20 +25,14 @@ var proxyRequestID = regexp.MustCompile(`"acp-normalize:(?:[0-9a-f]+:)?1"`)
 // cursorSession is the session id the fake agent hands out.
 const cursorSession = "5e0c9a7b-1d2f-4e3a-8b6c-9d0e1f2a3b4c"
 
-// TestCursorFakeAgent is not a test: run by TestCursorE2E with
-// cursorFakeAgentEnv set, it is the fake Cursor agent. It answers
-// initialize and session/new like cursor-agent, and for a prompt plays a
-// turn with a foreground subagent (tool call completed, then cursor/task),
-// cursor/update_todos and cursor/create_plan, waiting for the proxy's
-// answer to each. It ends the turn with end_turn only when every answer is
-// what Cursor expects; otherwise with "refusal" and the reason on stderr.
-func TestCursorFakeAgent(t *testing.T) {
-	if os.Getenv(cursorFakeAgentEnv) != "1" {
-		t.Skip("only run as the fake agent of TestCursorE2E")
-	}
-	os.Exit(cursorFakeAgent(os.Stdin, os.Stdout, os.Stderr))
-}
-
+// cursorFakeAgent is the fake Cursor agent: the test binary runs it from
+// TestMain when TestCursorE2E starts it with cursorFakeAgentEnv set. It
+// answers initialize and session/new like cursor-agent, and for a prompt
+// plays a turn with a foreground subagent (tool call completed, then
+// cursor/task), cursor/update_todos and cursor/create_plan, waiting for
+// the proxy's answer to each. It ends the turn with end_turn only when
+// every answer is what Cursor expects; otherwise with "refusal" and the
+// reason on stderr.
 func cursorFakeAgent(stdin io.Reader, stdout, stderr io.Writer) int {
 	in := bufio.NewReader(stdin)
 	send := func(frame string) { fmt.Fprintf(stdout, "%s\n", frame) }
@@ -213,21 +207,11 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 		// client, and plan approval goes through both (C12).
 		args = []string{"--log-level", "debug", "--", bin, "--log-level", "debug", "--"}
 	}
-	cmd := exec.Command(bin, append(args, self, "-test.run=^TestCursorFakeAgent$")...)
+	cmd := exec.Command(bin, append(args, self)...)
 	cmd.Env = append(append(os.Environ(), cursorFakeAgentEnv+"=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	c := &cursorClient{t: t, stdin: stdin, lines: make(chan []byte, 64)}
 	go func() {
 		defer close(c.lines)
@@ -314,4 +298,21 @@ func cursorRunE2E(t *testing.T, env []string, forward, nested bool) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("proxy exit: %v", err)
 	}
+}
+
+// startPiped starts cmd with pipes to its stdin and from its stdout.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }

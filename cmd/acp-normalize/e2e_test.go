@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
 // proxySession is a running proxy in front of the fake agent.
@@ -64,19 +66,10 @@ func startArgs(t *testing.T, scriptPath string, args []string, extraEnv ...strin
 	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(append(os.Environ(), envFakeAgent+"="+scriptPath, "NO_COLOR=1"), extraEnv...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, stdout := startPiped(t, cmd)
+	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: stderr, done: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-s.done:
@@ -512,7 +505,7 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"bad flag", []string{"--no-such-flag", "--", "true"}, 2, "flag provided but not defined"},
 		{"bad non-json", []string{"--non-json", "maybe", "--", "true"}, 2, "--non-json must be drop or forward"},
 		{"bad module", []string{"--modules", "nope", "--", "true"}, 2, `unknown module "nope"`},
-		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: codex, gemini, qwen, opencode)`},
+		{"bad vendor", []string{"--vendor", "nope", "--", "true"}, 2, `--vendor: unknown vendor "nope" (have: ` + strings.Join(rewrite.VendorNames(allModules()), ", ") + ")"},
 		{"vendor that is no vendor module", []string{"--vendor", "cursor", "--", "true"}, 2, `unknown vendor "cursor"`},
 		{"bad log level", []string{"--log-level", "loud", "--", "true"}, 2, "--log-level"},
 		{"version", []string{"--version"}, 0, "acp-normalize " + binaryVersion(t, proxyBinary) + " ("},

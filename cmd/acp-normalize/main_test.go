@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 	if script := os.Getenv(envFakeAgent); script != "" {
 		os.Exit(fakeAgent(script))
 	}
+	if os.Getenv(cursorFakeAgentEnv) == "1" {
+		os.Exit(cursorFakeAgent(os.Stdin, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "acpn-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

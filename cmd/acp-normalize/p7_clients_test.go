@@ -43,17 +43,7 @@ func TestP7KandevScriptedClient(t *testing.T) {
 	cmd := exec.Command(proxyBinary, "--record", rec, "--", proxyBinary, "mock-agent", "--no-stderr", capture)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	const answer = `{"jsonrpc":"2.0","id":0,"result":{"kandev":"handled"}}`
 	send := func(s string) {
 		if _, err := io.WriteString(stdin, s+"\n"); err != nil {

@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -201,12 +200,7 @@ func sameOps(t *testing.T, recording string) {
 	}
 	defer f.Close()
 	var recorded []string
-	cr := pipe.NewCaptureReader(f)
-	for {
-		rec, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range pipe.NewCaptureReader(f).Records() {
 		if err != nil {
 			t.Fatalf("reading the recording: %v", err)
 		}

@@ -139,25 +139,24 @@ func jsonType(v json.RawMessage) string {
 // enum, the vendor as expected, and no field outside rule M.
 func checkSubagentShape(snap map[string]json.RawMessage, vendor string) error {
 	var errs []error
-	for field, typ := range sharedSubagentFields {
-		v, ok := snap[field]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s missing", field))
-			continue
-		}
+	typed := func(field string, v json.RawMessage, typ string) {
 		if got := jsonType(v); got != typ {
 			errs = append(errs, fmt.Errorf("%s is a %s, want a %s", field, got, typ))
 		}
 	}
+	for field, typ := range sharedSubagentFields {
+		if v, ok := snap[field]; ok {
+			typed(field, v, typ)
+		} else {
+			errs = append(errs, fmt.Errorf("%s missing", field))
+		}
+	}
 	for field, v := range snap {
 		if _, shared := sharedSubagentFields[field]; !shared {
-			typ, ok := optionalSubagentFields[field]
-			if !ok {
+			if typ, ok := optionalSubagentFields[field]; ok {
+				typed(field, v, typ)
+			} else {
 				errs = append(errs, fmt.Errorf("%s is no rule-M field", field))
-				continue
-			}
-			if got := jsonType(v); got != typ {
-				errs = append(errs, fmt.Errorf("%s is a %s, want a %s", field, got, typ))
 			}
 		}
 	}

@@ -174,8 +174,7 @@ func (g *generator) mixed(chunks int) {
 		case i%3000 == 2999:
 			g.update(`{"sessionUpdate":"agent_message_chunk","content":{"type":"image","mimeType":"image/png","data":"` + g.base64(256<<10+g.rng.IntN(768<<10)) + `"}}`)
 		case i%1500 == 1499:
-			g.ids++
-			g.line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"cursor/update_todos","params":{"toolCallId":"todo_%d","todos":[{"id":"t1","content":"Move proxy request tracking","status":"completed"},{"id":"t2","content":"Add tests","status":"in_progress"}],"merge":%t}}`, g.ids, g.ids, g.ids > 1))
+			g.todos()
 		case i%1000 == 999:
 			g.subagent()
 		case i%200 == 199:
@@ -193,15 +192,6 @@ func (g *generator) toolCall(bigRead bool) {
 		size = 1<<20 + g.rng.IntN(4<<20)
 	}
 	g.update(`{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"completed","content":[{"type":"content","content":{"type":"text","text":"` + g.text(size, size) + `"}}]}`)
-}
-
-func (g *generator) subagent() {
-	g.tools++
-	g.ids++
-	id := fmt.Sprintf("tool_%08d", g.tools)
-	g.update(`{"sessionUpdate":"tool_call","toolCallId":"` + id + `","title":"Task","kind":"other","status":"pending","rawInput":{"_toolName":"task","description":"count files","prompt":"Count the .go files under ./proxy.","subagentType":{"unspecified":{}}}}`)
-	g.update(`{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"completed","rawOutput":{"durationMs":7627,"isBackground":false}}`)
-	g.line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"cursor/task","params":{"toolCallId":"%s","description":"count files","prompt":"Count the .go files under ./proxy.","subagentType":{"custom":{"unspecified":{}}},"model":"gpt-5.4-mini-medium","agentId":"5b886cff-2c1a-4f0e-b7d3-8a9e6f1c2d40","durationMs":7627}}`, g.ids, id))
 }
 
 const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

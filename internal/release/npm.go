@@ -14,6 +14,19 @@ import (
 //go:embed npm/launcher.js
 var launcherJS []byte
 
+// aboutJSON is the launcher package's description and keywords: product
+// text, which names the agents as the README does, kept as data beside
+// the launcher (no code lists the vendors but the module list).
+//
+//go:embed npm/about.json
+var aboutJSON []byte
+
+// about is the launcher package's description and search keywords.
+type about struct {
+	Description string   `json:"description"`
+	Keywords    []string `json:"keywords"`
+}
+
 const (
 	repoURL  = "git+https://github.com/acp-normalize/acp-normalize.git"
 	homepage = "https://github.com/acp-normalize/acp-normalize#readme"
@@ -92,13 +105,15 @@ func writeLauncherPackage(npm, version string, platforms []Platform, d docs, mti
 	for _, p := range platforms {
 		deps[PlatformPackage(p)] = version
 	}
+	var ab about
+	if err := json.Unmarshal(aboutJSON, &ab); err != nil {
+		return fmt.Errorf("npm/about.json: %w", err)
+	}
 	pj := packageJSON{
-		Name:    Name,
-		Version: version,
-		Description: "A stdio proxy between any Agent Client Protocol (ACP) client and a coding agent " +
-			"(Cursor, Claude, Codex, Gemini CLI, Qwen Code, OpenCode): relays every frame byte for byte " +
-			"and repairs vendor protocol deviations",
-		Keywords:             []string{"acp", "agent-client-protocol", "zed", "editor", "proxy", "cursor", "claude", "codex", "gemini", "qwen", "opencode", "subagents"},
+		Name:                 Name,
+		Version:              version,
+		Description:          ab.Description,
+		Keywords:             ab.Keywords,
 		License:              "Apache-2.0",
 		Repository:           repository{"git", repoURL},
 		Homepage:             homepage,

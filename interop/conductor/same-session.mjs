@@ -1,7 +1,7 @@
 // same-session.mjs: compare two capture-rig recordings of the same
 // scenario with a real agent, one through the stdio wrapper and one
 // through the conductor with acp-normalize in its proxy slot
-// (capture/pipeline.sh): the frames the client received must be the same
+// (capture/qwen-pipeline.sh): the frames the client received must be the same
 // once what differs between any two runs of a real agent is taken out
 // (UUIDs it makes up, timestamps, durations, process ids), with the conductor's own doings (it
 // renumbers agent requests; the handshake's _meta.proxy) taken out too.

@@ -3,6 +3,7 @@ package proxytest
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,16 +19,31 @@ import (
 )
 
 // CaptureWant is what a vendor module must make of one real capture.
+// Re-recording changes every id the agent or the fake model makes up
+// (session and tool call ids, child ids) and every timing: a want names
+// none of them, so that `make captures` then `go test -update` is all a
+// new recording needs (capture/README.md).
 type CaptureWant struct {
 	// Snapshots is the last snapshot of each launch call, by
-	// "sessionId/toolCallId" (rules M, V2). Re-recording changes session
-	// ids, timings and child ids: a key "*/toolCallId" matches any
-	// session, and a value Any any value of a field that is present.
+	// "sessionId/toolCallId" (rules M, V2): a key "*/toolCallId" matches
+	// any session, "*/*" the recording's only launch call whatever its
+	// ids, and a value Any any value of a field that is present.
 	Snapshots map[string]map[string]any
-	// Parents counts the frames that carry each parentToolCallId (V4).
+	// Parents counts the frames that carry each parentToolCallId (V4); a
+	// key "*" is the recording's only parent, whatever its id: its launch
+	// call, when the recording has launch calls with snapshots.
 	Parents map[string]int
 	// Emits is the number of frames the module adds (V5).
 	Emits int
+	// Launch, when set, tells whether the object an agent frame describes
+	// (params.update, params.toolCall) opens or updates a launch call, by
+	// the vendor's own fields (docs/<vendor>.md): every frame of such a
+	// call the client receives must carry the snapshot, and no other call
+	// gets one (V2).
+	Launch func(obj []byte) bool
+	// Check, when set, checks more of what the module made of the
+	// recording (recs, its input records) in outs.
+	Check func(t *testing.T, recs []pipe.Record, outs []Output)
 }
 
 // CheckCapture replays the capture at path through mod alone and
@@ -35,13 +51,16 @@ type CaptureWant struct {
 // never drops or reorders a frame; a frame it leaves alone is
 // byte-identical (P1); a frame it changes differs only by the
 // _meta["acp-normalize"] member of the object it describes and, where
-// rule V3 applies, that object's title (M, V3). It returns the outputs.
+// rule V3 applies, that object's title (M, V3), and now carries a
+// snapshot or a parent link; every frame it wrote to the client matches
+// the ACP schema (P3). It returns the outputs.
 func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWant) []Output {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	schema := rewritetest.LoadSchema(t)
 	recs := ReadRecords(t, data)
 	outs := Route(t, recs, nil, mod)
 	plain := Route(t, recs, nil, Inert(mod.Name))
@@ -50,6 +69,11 @@ func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWan
 	for _, o := range outs {
 		if o.Op == pipe.OpEmit {
 			emits++
+			if !json.Valid(o.Frame) {
+				t.Errorf("an emitted frame is not JSON: %s", o.Frame)
+			} else if o.To == pipe.Client {
+				schema.Check(t, o.Frame)
+			}
 			continue
 		}
 		kept = append(kept, o)
@@ -79,27 +103,74 @@ func CheckCapture(t *testing.T, path string, mod rewrite.Module, want CaptureWan
 		if back := undo(t, o.Frame, p.Frame); !bytes.Equal(back, p.Frame) {
 			t.Errorf("output %d differs by more than _meta[\"acp-normalize\"] and the title:\n%s\n%s", i+1, p.Frame, o.Frame)
 		}
-		if v, ok := rawjson.Lookup(Described(o.Frame), "_meta", "acp-normalize", "parentToolCallId"); ok {
+		obj := Described(o.Frame)
+		_, snap := rawjson.Lookup(obj, "_meta", meta.Key, meta.SubagentMember)
+		v, parent := rawjson.Lookup(obj, "_meta", meta.Key, meta.ParentMember)
+		if !snap && !parent {
+			t.Errorf("output %d changed without a snapshot or a parent link: %s", i+1, o.Frame)
+		}
+		if parent {
 			var s string
 			_ = json.Unmarshal(v, &s)
 			parents[s]++
 		}
+		if o.To == pipe.Client {
+			schema.CheckOutput(t, o.Op, o.In.Frame, o.Frame)
+		}
+	}
+	snaps := Snapshots(t, outs)
+	if want.Launch != nil {
+		checkLaunchFrames(t, want.Launch, outs)
 	}
 	if want.Parents == nil {
 		want.Parents = map[string]int{}
 	}
-	if !reflect.DeepEqual(parents, want.Parents) {
-		t.Errorf("frames with parentToolCallId: got %v, want %v", parents, want.Parents)
+	if got := wildParents(parents, want.Parents, snaps); !reflect.DeepEqual(got, want.Parents) {
+		t.Errorf("frames with parentToolCallId: got %v, want %v", got, want.Parents)
 	}
 	if want.Snapshots == nil {
 		want.Snapshots = map[string]map[string]any{}
 	}
-	if got := wildcards(Snapshots(t, outs), want.Snapshots); !reflect.DeepEqual(got, want.Snapshots) {
+	if got := wildcards(snaps, want.Snapshots); !reflect.DeepEqual(got, want.Snapshots) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		w, _ := json.MarshalIndent(want.Snapshots, "", "  ")
 		t.Errorf("last snapshots:\ngot  %s\nwant %s", g, w)
 	}
+	if want.Check != nil {
+		want.Check(t, recs, outs)
+	}
 	return outs
+}
+
+// checkLaunchFrames checks rule V2 with the vendor's own test of a launch
+// call: the calls whose agent frames launch says are launch calls, by
+// "sessionId/toolCallId", are exactly those whose frames reach the
+// client with a snapshot, every one of them.
+func checkLaunchFrames(t *testing.T, launch func(obj []byte) bool, outs []Output) {
+	t.Helper()
+	calls := map[string]bool{}
+	for _, o := range outs {
+		if obj := Described(o.In.Frame); o.In.From == pipe.Agent && obj != nil && launch(obj) {
+			calls[callKey(o.In.Frame, obj)] = true
+		}
+	}
+	for i, o := range outs {
+		obj := Described(o.Frame)
+		if o.To != pipe.Client || obj == nil {
+			continue
+		}
+		_, snap := rawjson.Lookup(obj, "_meta", meta.Key, meta.SubagentMember)
+		if isLaunch := calls[callKey(o.Frame, obj)]; isLaunch != snap {
+			t.Errorf("V2: output %d is of a launch call: %v, carries a snapshot: %v: %s", i+1, isLaunch, snap, o.Frame)
+		}
+	}
+}
+
+// callKey names the tool call obj of frame describes: "sessionId/toolCallId".
+func callKey(frame, obj []byte) string {
+	session, _ := rawjson.LookupString(frame, "params", "sessionId")
+	id, _ := rawjson.LookupString(obj, "toolCallId")
+	return session + "/" + id
 }
 
 // undo removes from frame what a module may add to the object it
@@ -149,21 +220,48 @@ type inertRewriter struct{}
 
 func (inertRewriter) Rewrite(*rewrite.Frame) (rewrite.Verdict, error) { return rewrite.Verdict{}, nil }
 
+// OneLaunch is the CaptureWant.Snapshots of a recording with one launch
+// call, whatever its ids ("*/*"): the fields of every map, a later map's
+// winning.
+func OneLaunch(fields ...map[string]any) map[string]map[string]any {
+	return map[string]map[string]any{"*/*": Fields(fields...)}
+}
+
+// Fields merges snapshot fields into a new map, a later map's winning.
+func Fields(fields ...map[string]any) map[string]any {
+	s := map[string]any{}
+	for _, f := range fields {
+		maps.Copy(s, f)
+	}
+	return s
+}
+
 // Any, as a value in CaptureWant.Snapshots, matches any value of a field
 // that is present.
 const Any = "<any>"
 
 // wildcards rewrites got for the wildcards of want: a session of a
-// "*/toolCallId" key becomes "*", and a field that want says is Any gets
-// the value Any.
+// "*/toolCallId" key becomes "*", the one other key becomes "*/*" when
+// want has it, and a field that want says is Any gets the value Any.
 func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for key, snap := range got {
+	keys := map[string]string{}
+	var rest []string
+	for key := range got {
+		keys[key] = key
 		if _, id, ok := strings.Cut(key, "/"); ok {
 			if _, wild := want["*/"+id]; wild {
-				key = "*/" + id
+				keys[key] = "*/" + id
+				continue
 			}
 		}
+		rest = append(rest, key)
+	}
+	if _, wild := want["*/*"]; wild && len(rest) == 1 {
+		keys[rest[0]] = "*/*"
+	}
+	out := map[string]map[string]any{}
+	for key, snap := range got {
+		key = keys[key]
 		for field := range snap {
 			if want[key][field] == Any {
 				snap[field] = Any
@@ -172,6 +270,26 @@ func wildcards(got, want map[string]map[string]any) map[string]map[string]any {
 		out[key] = snap
 	}
 	return out
+}
+
+// wildParents counts got's only parent under "*" when want has that key
+// and the parent is a launch call with a snapshot in snaps, or snaps has
+// none (standard child sessions link to a call without one).
+func wildParents(got, want map[string]int, snaps map[string]map[string]any) map[string]int {
+	if _, wild := want["*"]; !wild || len(got) != 1 {
+		return got
+	}
+	for p, n := range got {
+		for key := range snaps {
+			if _, id, _ := strings.Cut(key, "/"); id == p {
+				return map[string]int{"*": n}
+			}
+		}
+		if len(snaps) == 0 {
+			return map[string]int{"*": n}
+		}
+	}
+	return got
 }
 
 // Captures lists the whole-session captures of vendor under dir

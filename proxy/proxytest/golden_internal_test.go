@@ -96,3 +96,38 @@ func TestReadInput(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWildcards pins how a CaptureWant names what a re-recording changes:
+// "*/id" any session, "*/*" the only launch call, "*" the only parent.
+func TestWildcards(t *testing.T) {
+	snap := func() map[string]any { return map[string]any{"status": "completed", "agentId": "a1"} }
+	for _, tc := range []struct {
+		name      string
+		got, want map[string]map[string]any
+		same      bool
+	}{
+		{"any session", map[string]map[string]any{"s1/c1": snap()}, map[string]map[string]any{"*/c1": snap()}, true},
+		{"the only call", map[string]map[string]any{"s1/c1": snap()}, map[string]map[string]any{"*/*": snap()}, true},
+		{"any value", map[string]map[string]any{"s1/c1": snap()}, map[string]map[string]any{"*/*": {"status": "completed", "agentId": Any}}, true},
+		{"two calls are not the only one", map[string]map[string]any{"s1/c1": snap(), "s1/c2": snap()}, map[string]map[string]any{"*/*": snap()}, false},
+		{"no call", map[string]map[string]any{}, map[string]map[string]any{"*/*": snap()}, false},
+	} {
+		got := wildcards(tc.got, tc.want)
+		if same := fmt.Sprint(got) == fmt.Sprint(tc.want); same != tc.same {
+			t.Errorf("%s: wildcards gave %v for want %v", tc.name, got, tc.want)
+		}
+	}
+	launch := map[string]map[string]any{"s1/c1": snap()}
+	if got := wildParents(map[string]int{"c1": 3}, map[string]int{"*": 3}, launch); fmt.Sprint(got) != "map[*:3]" {
+		t.Errorf("the only parent: %v", got)
+	}
+	if got := wildParents(map[string]int{"c9": 3}, map[string]int{"*": 3}, launch); fmt.Sprint(got) != "map[c9:3]" {
+		t.Errorf("a parent that is not the launch call: %v", got)
+	}
+	if got := wildParents(map[string]int{"c9": 3}, map[string]int{"*": 3}, nil); fmt.Sprint(got) != "map[*:3]" {
+		t.Errorf("the only parent of standard child sessions: %v", got)
+	}
+	if got := wildParents(map[string]int{"c1": 1, "c2": 2}, map[string]int{"*": 3}, launch); len(got) != 2 {
+		t.Errorf("two parents are not the only one: %v", got)
+	}
+}

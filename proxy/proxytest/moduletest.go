@@ -3,8 +3,6 @@ package proxytest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -22,13 +20,8 @@ const Version = "0.0.0-test"
 // skipped (they are on neither protocol stream).
 func ReadRecords(t testing.TB, data []byte) []pipe.Record {
 	t.Helper()
-	cr := pipe.NewCaptureReader(bytes.NewReader(data))
 	var recs []pipe.Record
-	for {
-		rec, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			return recs
-		}
+	for rec, err := range pipe.NewCaptureReader(bytes.NewReader(data)).Records() {
 		if err != nil {
 			t.Fatalf("reading capture: %v", err)
 		}
@@ -36,6 +29,7 @@ func ReadRecords(t testing.TB, data []byte) []pipe.Record {
 			recs = append(recs, rec)
 		}
 	}
+	return recs
 }
 
 // Output is one frame the router wrote, with the input that caused it.

@@ -43,6 +43,10 @@ type callKey struct {
 	session, toolCallID string
 }
 
+// The interfaces a rewriter implements, checked by the compiler: only
+// Rewriter (no requests of its own to follow, nothing to say at the end).
+var _ rewrite.Rewriter = (*rewriter)(nil)
+
 // rewriter is the module's state for one connection.
 type rewriter struct {
 	log    *slog.Logger

@@ -30,6 +30,10 @@ func Module() rewrite.Module {
 	}
 }
 
+// The interfaces a rewriter implements, checked by the compiler: only
+// Rewriter (no requests of its own to follow, nothing to say at the end).
+var _ rewrite.Rewriter = (*rewriter)(nil)
+
 type rewriter struct {
 	// id tells whether the agent is Codex (V1).
 	id     *rewrite.Identity

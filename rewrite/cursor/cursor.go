@@ -63,8 +63,13 @@ func Module() rewrite.Module {
 		}},
 		// Cursor answers _meta.subagents with child sessions in the
 		// draft dialect (S2); without them each task call gets one (S1).
-		Sessions:      &rewrite.SessionTraits{NativeOption: NativeSubagentsOption, FallbackTitle: "Subagent task"},
+		Sessions: &rewrite.SessionTraits{NativeOption: NativeSubagentsOption, FallbackTitle: "Subagent task",
+			DraftMeta: Name}, // subagent_spawned._meta.cursor.{toolCallId, agentId, model}
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
+		MethodRules: map[string]string{
+			"cursor/task": "C1", "cursor/update_todos": "C8", "cursor/create_plan": "C9",
+			"cursor/ask_question": "C10", "cursor/generate_image": "C11", "cursor/*": "C13",
+		},
 		// P7: Kandev's adapter answers cursor/task and shows the
 		// subagent's model and agentId from it; through the proxy it
 		// keeps doing so.
@@ -73,6 +78,15 @@ func Module() rewrite.Module {
 		New:              func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env) },
 	}
 }
+
+// The interfaces a rewriter implements, checked by the compiler (the
+// router finds the optional two by a type assertion, which a changed
+// signature would silently fail).
+var (
+	_ rewrite.Rewriter        = (*rewriter)(nil)
+	_ rewrite.ResponseHandler = (*rewriter)(nil) // answers to the requests it sends (C9, C10)
+	_ rewrite.Closer          = (*rewriter)(nil) // cancels what is open when the client goes (C12)
+)
 
 // rewriter is the module's state for one connection.
 type rewriter struct {

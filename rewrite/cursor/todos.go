@@ -52,20 +52,27 @@ func mergeTodos(list, changed [][]byte) [][]byte {
 			}
 			continue
 		}
-		merged := out[idx]
-		_ = rawjson.Members(it, func(m rawjson.Member) bool {
-			key, ok := rawjson.UnescapeKey(m.Key)
-			if !ok {
-				return true
-			}
-			if b, err := rawjson.Set(merged, m.Value, key); err == nil {
-				merged = b
-			}
-			return true
-		})
-		out[idx] = merged
+		out[idx] = mergeTodo(out[idx], it)
 	}
 	return out
+}
+
+// mergeTodo sets every member of the todo it on old: the members it names
+// are replaced, the others kept (a member whose key or value does not
+// parse is skipped).
+func mergeTodo(old, it []byte) []byte {
+	merged := old
+	_ = rawjson.Members(it, func(m rawjson.Member) bool {
+		key, ok := rawjson.UnescapeKey(m.Key)
+		if !ok {
+			return true
+		}
+		if b, err := rawjson.Set(merged, m.Value, key); err == nil {
+			merged = b
+		}
+		return true
+	})
+	return merged
 }
 
 // todoID returns a key for the id of a todo: the same for equal JSON

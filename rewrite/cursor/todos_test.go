@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
-
-	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // mergeTodosByScan is the C8 merge as first written: for each changed item,
@@ -28,18 +26,7 @@ func mergeTodosByScan(list, changed [][]byte) [][]byte {
 			out = append(out, it)
 			continue
 		}
-		merged := out[idx]
-		_ = rawjson.Members(it, func(m rawjson.Member) bool {
-			key, ok := rawjson.UnescapeKey(m.Key)
-			if !ok {
-				return true
-			}
-			if b, err := rawjson.Set(merged, m.Value, key); err == nil {
-				merged = b
-			}
-			return true
-		})
-		out[idx] = merged
+		out[idx] = mergeTodo(out[idx], it)
 	}
 	return out
 }

@@ -13,8 +13,7 @@ import (
 // snapshot as resultText and the frame is spliced, never decoded into
 // maps).
 func TestLargeLaunchCallMemory(t *testing.T) {
-	text := rewritetest.JSONText(rewritetest.LaunchPrompt(rewritetest.LargePromptSize()))
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__invoke_agent_1_0","status":"completed","title":"Delegating to agent 'generalist'","content":[{"type":"content","content":{"type":"text","text":` +
-		string(text) + `}}],"kind":"think"}}}`)
+		rewritetest.LargeText(t) + `}}],"kind":"think"}}}`)
 	rewritetest.CheckRewriteCost(t, gemini.Module(), rewrite.Settings{rewrite.VendorOption: gemini.Name}, frame, 4.5)
 }

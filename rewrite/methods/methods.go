@@ -15,7 +15,7 @@ const Name = "methods"
 func Module() rewrite.Module {
 	return rewrite.Module{
 		Name:           Name,
-		Doc:            "agent-to-client methods outside ACP (craft/*, qwen/*, ...): requests answered -32601, notifications dropped (V7, C13)",
+		Doc:            "agent-to-client methods outside ACP (a vendor's own, such as craft/*): requests answered -32601, notifications dropped (V7, C13)",
 		UnknownMethods: true,
 		New: func(env rewrite.Env) rewrite.Rewriter {
 			lg := env.Logger
@@ -33,6 +33,10 @@ func Module() rewrite.Module {
 		},
 	}
 }
+
+// The interfaces a rewriter implements, checked by the compiler: only
+// Rewriter (no requests of its own to follow, nothing to say at the end).
+var _ rewrite.Rewriter = (*rewriter)(nil)
 
 // rewriter is the module's state for one connection.
 type rewriter struct {

@@ -4,15 +4,13 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
-	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 )
 
-// TestGolden runs testdata/golden/*.txtar (see proxytest.RunGolden)
-// through the opencode module. A case whose name ends in "_vendor_flag"
-// runs with --vendor opencode.
+// TestGolden runs each testdata/golden/*.txtar case through a Router with
+// the opencode module (proxytest.Golden; a case's "options:" line gives
+// its settings, such as vendor=opencode). The case's name cites the rule
+// it pins.
 func TestGolden(t *testing.T) {
-	proxytest.RunGolden(t, func(string) []rewrite.Module {
-		return []rewrite.Module{opencode.Module()}
-	})
+	proxytest.Golden(t, opencode.Module())
 }

@@ -2,8 +2,12 @@ package qwen_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/capture/scenario"
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
@@ -12,56 +16,61 @@ import (
 // its README for how they were made).
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
 
-const (
-	prompt      = "[subtask-marker] Read the file notes.txt in the workspace and report its first line."
-	shellPrompt = "[subtask-marker] [use-shell] Copy notes.txt to notes-copy.txt with the shell, then read it and report its first line."
-	firstLine   = "First line of notes.txt: alpha: the first line of the notes file"
-)
-
 // captureCases are the hand-checked results of each recording: the
 // last snapshot of its launch call, which is every field Qwen's data
 // holds (V2), and the frames linked to it (V4).
 var captureCases = map[string]proxytest.CaptureWant{
-	"foreground.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
-		}},
-		// two usage chunks, the read_file call and its update, the answer chunk
-		Parents: map[string]int{"call_fake_000001": 5},
-	},
-	"subagents.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 240.0, "toolUseCount": 1.0,
-		}},
-		Parents: map[string]int{"call_fake_000001": 5},
-	},
+	// two usage chunks, the read_file call and its update, the answer chunk
+	"foreground.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ReadTask, 240, 1)), Parents: map[string]int{"*": 5}},
+	"subagents.jsonl":  {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ReadTask, 240, 1)), Parents: map[string]int{"*": 5}},
 	"background.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": prompt,
-			"subagentType": "general-purpose", "agentId": "general-purpose-call_fake_000001",
-			"background": true, "status": "completed",
-		}},
-		Emits: 1, // V5: the first backgroundTask chunk completes the launch
+		Snapshots: proxytest.OneLaunch(launched(), map[string]any{"prompt": scenario.ReadTask, "agentId": proxytest.Any, "background": true, "status": "completed"}),
+		Emits:     1, // V5: the first backgroundTask chunk completes the launch
+		Check:     backgroundAgentID,
 	},
-	"permission.jsonl": {
-		Snapshots: map[string]map[string]any{"*/call_fake_000001": {
-			"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "prompt": shellPrompt,
-			"subagentType": "general-purpose", "background": false, "status": "completed",
-			"durationMs": proxytest.Any, "resultText": firstLine, "totalTokens": 360.0, "toolUseCount": 2.0,
-		}},
-		// the shell call, its permission request and updates, the read_file
-		// call and its update, chunks
-		Parents: map[string]int{"call_fake_000001": 9},
-	},
+	// the shell call, its permission request and updates, the read_file
+	// call and its update, chunks
+	"permission.jsonl": {Snapshots: proxytest.OneLaunch(launched(), finished(scenario.ShellTask, 360, 2)), Parents: map[string]int{"*": 9}},
+}
+
+// launched are the fields of every recording's launch call.
+func launched() map[string]any {
+	return map[string]any{"vendor": "qwen", "toolName": "agent", "description": "Read notes file", "subagentType": "general-purpose"}
+}
+
+// finished is what a foreground launch of prompt says when it is done.
+func finished(prompt string, tokens, tools float64) map[string]any {
+	return map[string]any{"prompt": prompt, "background": false, "status": "completed", "durationMs": proxytest.Any,
+		"resultText": scenario.ChildFinal, "totalTokens": tokens, "toolUseCount": tools}
 }
 
 // TestCaptures replays every real recording through the qwen module
 // (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), captureCases)
+	cases := map[string]proxytest.CaptureWant{}
+	for name, want := range captureCases {
+		want.Launch = isLaunch // V2: every frame of the launch call carries the snapshot
+		cases[name] = want
+	}
+	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), cases)
+}
+
+// isLaunch: a Qwen launch call is a tool call whose _meta.toolName is
+// agent (task in older versions), on every frame of it (docs/qwen.md).
+func isLaunch(obj []byte) bool {
+	name, _ := rawjson.LookupString(obj, "_meta", "toolName")
+	return name == "agent" || name == "task"
+}
+
+// backgroundAgentID: Qwen names a background subagent after its type and
+// its launch call ("general-purpose-<toolCallId>"), whatever ids a
+// recording has.
+func backgroundAgentID(t *testing.T, _ []pipe.Record, outs []proxytest.Output) {
+	for key, snap := range proxytest.Snapshots(t, outs) {
+		_, id, _ := strings.Cut(key, "/")
+		if want := snap["subagentType"].(string) + "-" + id; snap["agentId"] != want {
+			t.Errorf("%s: agentId %v, want %s", key, snap["agentId"], want)
+		}
+	}
 }

@@ -48,6 +48,10 @@ func Module() rewrite.Module {
 	}
 }
 
+// The interfaces a rewriter implements, checked by the compiler: only
+// Rewriter (no requests of its own to follow, nothing to say at the end).
+var _ rewrite.Rewriter = (*rewriter)(nil)
+
 // rewriter is the module's state for one connection.
 type rewriter struct {
 	id    *rewrite.Identity

@@ -77,3 +77,14 @@ func LargePromptSize() int {
 	}
 	return 16 << 20
 }
+
+// LargeText is the JSON string of a launch call's large text (LaunchPrompt
+// of LargePromptSize bytes) for a memory test, which -short skips (it
+// allocates a few hundred MiB).
+func LargeText(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("allocates a few hundred MiB")
+	}
+	return string(JSONText(LaunchPrompt(LargePromptSize())))
+}

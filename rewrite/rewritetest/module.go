@@ -31,6 +31,12 @@ func Module() rewrite.Module {
 
 type testRewriter struct{}
 
+var (
+	_ rewrite.Rewriter        = testRewriter{}
+	_ rewrite.ResponseHandler = testRewriter{}
+	_ rewrite.Closer          = testRewriter{}
+)
+
 func (testRewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	switch f.Method() {

@@ -1,6 +1,7 @@
 package rewritetest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
@@ -22,12 +23,18 @@ type Schema struct {
 // the test (the files are part of the repository).
 func LoadSchema(t testing.TB) *Schema {
 	t.Helper()
-	s, err := acpschema.Load(1)
+	s, err := loadSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Schema{s: s}
 }
+
+// loadSchema loads the schema once per test binary: a load compiles the
+// definitions anew as they are used (a third of a second under the race
+// detector for a golden case), and an acpschema.Schema is safe for
+// concurrent use. Set once, never changed.
+var loadSchema = sync.OnceValues(func() (*acpschema.Schema, error) { return acpschema.Load(1) })
 
 // Check reports, as a test error, a client-bound frame that the schema
 // rejects.

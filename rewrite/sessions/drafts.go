@@ -14,8 +14,9 @@ import (
 // (S2, S6). An opted-in client gets the standard subagent_update (title
 // the draft's name, description its task unless that is the prompt,
 // state running, cancel when the draft offered it), the prompt as a
-// session_message, and the launch call named by
-// _meta.cursor.toolCallId gets the {"type":"session"} link. A client
+// session_message, and the launch call the draft names (Cursor:
+// _meta.cursor.toolCallId, SessionTraits.DraftMeta) gets the
+// {"type":"session"} link. A client
 // that did not opt in gets none of it: the launch call's snapshot gets
 // childSessionId, agentId and model, and the child is hidden from it
 // (S7). The draft frame itself never reaches the client (it is no v1
@@ -28,7 +29,8 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 		r.once(slog.LevelWarn, "spawn without child", "subagent_spawned without subagentSessionId dropped", "rule", "S6", "sessionId", sid)
 		return v, nil
 	}
-	tcid, _ := rawjson.LookupString(upd, "_meta", "cursor", "toolCallId")
+	names := r.draftNames(upd)
+	tcid := names.toolCallID
 	key := launch.Key{Session: sid, ToolCallID: tcid}
 	var cl *call
 	if tcid != "" {
@@ -44,8 +46,7 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	if cl != nil {
 		cl.child, cl.own = kid, true
 		cl.fold.childSessionID = kid
-		cl.fold.agentID, _ = rawjson.LookupString(upd, "_meta", "cursor", "agentId")
-		cl.fold.model, _ = rawjson.LookupString(upd, "_meta", "cursor", "model")
+		cl.fold.agentID, cl.fold.model = names.agentID, names.model
 	}
 	session := sid
 	if cl != nil {
@@ -93,6 +94,29 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 		v.Send(pipe.Client, b)
 	}
 	return v, nil
+}
+
+// draftNames is what a draft says of its launch call and child, under
+// its vendor's _meta key.
+type draftNames struct{ toolCallID, agentID, model string }
+
+// draftNames reads the first vendor's DraftMeta object a draft carries.
+func (r *rewriter) draftNames(upd []byte) draftNames {
+	for _, t := range r.traits {
+		if t.draftMeta == "" {
+			continue
+		}
+		obj, ok := rawjson.Lookup(upd, "_meta", t.draftMeta)
+		if !ok || rawjson.FirstByte(obj) != '{' {
+			continue
+		}
+		var d draftNames
+		d.toolCallID, _ = rawjson.LookupString(obj, "toolCallId")
+		d.agentID, _ = rawjson.LookupString(obj, "agentId")
+		d.model, _ = rawjson.LookupString(obj, "model")
+		return d
+	}
+	return draftNames{}
 }
 
 // spawnedCall returns the launch call a subagent_spawned names, a fresh

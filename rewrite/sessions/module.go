@@ -25,7 +25,7 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 		if m.Sessions == nil {
 			continue
 		}
-		vt := vendorTraits{vendor: m.Name, fallback: m.Sessions.FallbackTitle}
+		vt := vendorTraits{vendor: m.Name, fallback: m.Sessions.FallbackTitle, draftMeta: m.Sessions.DraftMeta}
 		for _, o := range m.Options {
 			if o.Name == m.Sessions.NativeOption {
 				vt.native, vt.hasNative = o, true
@@ -62,9 +62,12 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 type vendorTraits struct {
 	vendor    string
 	fallback  string
+	draftMeta string
 	native    rewrite.Option
 	hasNative bool
 }
+
+var _ rewrite.Rewriter = (*rewriter)(nil)
 
 // rewriter is the module's state for one connection.
 type rewriter struct {
