@@ -30,8 +30,10 @@ demo: build
 	@echo
 	@./$(BIN) replay --format pretty $(DEMO_CAPTURE)
 	@./$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
+	@echo "One line per frame (C→A client to agent, A→C agent to client); under a frame, what"
+	@echo "acp-normalize did: ~ replaced (the fields it added), ✗ dropped, ↩ replied, + emitted."
 	@echo
-	@echo "In a browser:      $(abspath $(DEMO_HTML))"
+	@echo "In a browser:      file://$(abspath $(DEMO_HTML))"
 	@echo "Only the changes:  ./$(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
 	@echo "More:              README.md, \"Debugging a session\""
 

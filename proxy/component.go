@@ -32,6 +32,7 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -167,6 +168,9 @@ func (l *link) demux(in io.Reader) {
 		if !ok {
 			return
 		}
+		if cap(unwrapped) > maxKeptScratch {
+			unwrapped = nil // one huge frame does not pin its size (P6)
+		}
 	}
 }
 
@@ -253,6 +257,12 @@ func (l *link) answered(id []byte) (init, ok bool) {
 	return init, ok
 }
 
+// isConductorMethod reports whether a decoded method is one of the
+// conductor protocol's own: its envelopes and its handshake.
+func isConductorMethod(m string) bool {
+	return isSuccessorWrapper([]byte(m)) || m == methodProxyInitialize
+}
+
 func isSuccessorWrapper(method []byte) bool {
 	switch string(method) {
 	case methodTSSuccessorRequest, methodTSSuccessorNotification, methodProxySuccessor:
@@ -275,6 +285,11 @@ func unwrap(dst []byte, env *pipe.Envelope) ([]byte, error) {
 	method, params := vals[0], vals[1]
 	if rawjson.FirstByte(method) != '"' {
 		return dst, errors.New("its params.method is not a string")
+	}
+	if m, _ := rawjson.DecodeString(method); isConductorMethod(m) {
+		// Sent on plain toward the client side, the conductor would take
+		// it for this component's own envelope and route it back (K2).
+		return dst, fmt.Errorf("it carries %s, a method of the conductor protocol, which no successor sends", m)
 	}
 	dst = append(dst, `{"jsonrpc":"2.0"`...)
 	if env.Kind == pipe.Request {

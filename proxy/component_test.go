@@ -6,8 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,11 +33,20 @@ type conductorPeer struct {
 }
 
 func startComponent(t *testing.T, argv []string) *conductorPeer {
+	return startComponentRecording(t, argv, true)
+}
+
+// startComponentRecording is startComponent, recording into p.capture
+// when record is set.
+func startComponentRecording(t *testing.T, argv []string, record bool) *conductorPeer {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
-	capture := pipe.NewCaptureWriter(p.capture, false)
+	var capture *pipe.CaptureWriter
+	if record {
+		capture = pipe.NewCaptureWriter(p.capture, false)
+	}
 	go func() {
 		defer close(p.done)
 		p.code, p.err = Run(Config{
@@ -48,7 +59,9 @@ func startComponent(t *testing.T, argv []string) *conductorPeer {
 			AgentStderr: io.Discard,
 			Logger:      slog.New(slog.DiscardHandler),
 		})
-		_ = capture.Close()
+		if capture != nil {
+			_ = capture.Close()
+		}
 		_ = outW.Close()
 	}()
 	t.Cleanup(func() {
@@ -322,4 +335,96 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// K2: what the successor sends is never itself a conductor envelope. A
+// wrapped request or notification whose inner method is a wrapper's
+// (_proxy/successor/*, proxy/successor, the handshakes) would leave the
+// component plain toward the client side, where the conductor reads it as
+// the component's own frame for its successor and sends it back there:
+// it is refused (an error to the wrapper's id; a notification dropped),
+// escaped spellings included, and nothing of it reaches the client side.
+func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
+	t.Parallel()
+	p := startComponent(t, nil)
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+
+	for i, inner := range []string{"_proxy/successor/request", "_proxy/successor/notification", "proxy/successor", `_proxy\/successor\/request`, "proxy/initialize"} {
+		id := 10 + i
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"_proxy/successor/request","params":{"method":"%s","params":{"method":"session/prompt","params":{}}}}`, id, inner))
+		got, err := p.out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env := pipe.Peek([]byte(got)); env.Kind != pipe.Response || string(env.ID) != fmt.Sprint(id) || !env.Error {
+			t.Errorf("a wrapped %s: the component wrote %s, want an error response to %d", inner, got, id)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"_proxy/successor/notification","params":{"method":"session/cancel","params":{}}}}`)
+	// A frame that passes shows that nothing of the notification went out.
+	p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s"}}}`)
+	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	if rest, code, err := p.end(); code != 0 || err != nil || rest != "" {
+		t.Errorf("end: %q, code %d, err %v", rest, code, err)
+	}
+}
+
+// P6 in component mode: memory is O(largest frame) while that frame
+// passes, not for the rest of the connection. After a 64 MiB wrapped
+// frame from the successor, the link keeps no buffer of its size (the
+// wrap side already dropped its own; the unwrap side kept it).
+// Not parallel: it reads the heap; no recording, which holds the frame.
+func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
+	p := startComponentRecording(t, nil, false)
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	small := `{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s"}}}`
+	p.send(small)
+	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	before := heapInUse()
+
+	const size = 64 << 20
+	text := strings.Repeat("x", size)
+	go p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","text":"` + text + `"}}}`)
+	got, err := p.out.ReadString('\n')
+	if err != nil || len(got) < size {
+		t.Fatalf("the huge frame did not pass: %d bytes, %v", len(got), err)
+	}
+	got, text = "", ""
+	// Two more frames: every reader and scratch buffer has moved on.
+	for range 2 {
+		p.send(small)
+		p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	}
+	if grown := heapInUse() - before; grown > size/2 {
+		t.Errorf("P6: %d MiB still held after a %d MiB frame from the successor passed", grown>>20, size>>20)
+	}
+
+	// The other way: a huge client frame wrapped for the successor.
+	text = strings.Repeat("y", size)
+	go p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","text":"` + text + `"}}`)
+	if got, err = p.out.ReadString('\n'); err != nil || len(got) < size {
+		t.Fatalf("the huge client frame did not pass: %d bytes, %v", len(got), err)
+	}
+	got, text = "", ""
+	for range 2 {
+		p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`)
+		p.expect(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/cancel","params":{"sessionId":"s"}}}`)
+	}
+	if grown := heapInUse() - before; grown > size/2 {
+		t.Errorf("P6: %d MiB still held after a %d MiB frame for the successor passed", grown>>20, size>>20)
+	}
+}
+
+func heapInUse() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
 }

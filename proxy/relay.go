@@ -227,8 +227,11 @@ func (c *connection) writeFailed(to pipe.Side, err error) {
 		c.log.Debug("agent's stdin is closed; frame for the agent dropped", "err", err)
 		return
 	}
+	// Info, not warn: the agent closed its stdin or is exiting (a client's
+	// late answer after the agent's exit is the usual case); the exit, and
+	// its code, say what the user needs, so there is nothing to act on here.
 	c.agentWriteErr.Do(func() {
-		c.log.Warn("writing to agent failed; its input is lost from here", "err", err)
+		c.log.Info("writing to agent failed; its input is lost from here", "err", err)
 	})
 }
 

@@ -188,7 +188,7 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 		names = append(names, m.Name)
 	}
 	r.names = names
-	if _, err := r.advertisement(names); err != nil {
+	if _, err := r.advertisement(names, nil); err != nil {
 		return nil, err
 	}
 	r.triggers.Store(r.buildIndex(0))
@@ -416,10 +416,11 @@ func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) 
 		return raw, false, true
 	}
 	names := r.names
+	var inner *innerAdvert
 	if prev, ok := rawjson.Lookup(raw, "result", "agentCapabilities", "_meta", meta.Key); ok {
-		names = r.nested(prev)
+		names, inner = r.nested(prev)
 	}
-	advert, err := r.advertisement(names)
+	advert, err := r.advertisement(names, inner)
 	if err != nil {
 		r.log.Warn("initialize response left unchanged", "rule", "M", "id", string(rawID), "err", err)
 		return raw, false, true
@@ -452,16 +453,93 @@ func (r *Router) V2() bool { return r.v2.Load() }
 // agentCapabilities._meta["acp-normalize"] (rule M): the version, the
 // modules, and what the proxy leaves to this client or allows for (P7):
 // clientHandles (the vendor methods forwarded to it) and clientTraits,
-// each only when there is one.
-func (r *Router) advertisement(modules []string) ([]byte, error) {
+// each only when there is one. Behind another acp-normalize (inner set),
+// those are the inner proxy's for the modules it applies (they are off
+// here) and this proxy's for the others; what this proxy was told that
+// only the inner one could do is logged at warn.
+func (r *Router) advertisement(modules []string, inner *innerAdvert) ([]byte, error) {
 	ad := map[string]any{"version": r.cfg.Version, "modules": modules}
-	if h := r.client.Handled(); len(h) > 0 {
-		ad["clientHandles"] = h
+	handles, traits := r.client.Handled(), r.client.TraitList()
+	if inner != nil {
+		handles, traits = r.nestedClient(inner)
 	}
-	if t := r.client.TraitList(); len(t) > 0 {
-		ad["clientTraits"] = t
+	if len(handles) > 0 {
+		ad["clientHandles"] = handles
+	}
+	if len(traits) > 0 {
+		ad["clientTraits"] = traits
 	}
 	return rewrite.Marshal(ad)
+}
+
+// innerAdvert is what this router reads of an inner acp-normalize's
+// advertisement.
+type innerAdvert struct {
+	Modules       []string
+	ClientHandles []string
+	ClientTraits  []rewrite.Trait
+}
+
+// UnmarshalJSON reads the modules strictly (they decide what is off
+// here) and what is left to the client leniently: a list this version
+// cannot read counts as none.
+func (a *innerAdvert) UnmarshalJSON(b []byte) error {
+	var ad struct {
+		Modules       []string        `json:"modules"`
+		ClientHandles json.RawMessage `json:"clientHandles"`
+		ClientTraits  json.RawMessage `json:"clientTraits"`
+	}
+	if err := json.Unmarshal(b, &ad); err != nil {
+		return err
+	}
+	a.Modules = ad.Modules
+	_ = json.Unmarshal(ad.ClientHandles, &a.ClientHandles)
+	_ = json.Unmarshal(ad.ClientTraits, &a.ClientTraits)
+	return nil
+}
+
+// nestedClient returns the methods left to the client and its traits
+// behind an inner acp-normalize (P7): the inner proxy's, then this one's
+// that a module still on here acts on. r.mu must be held.
+func (r *Router) nestedClient(inner *innerAdvert) ([]string, []rewrite.Trait) {
+	handles := slices.Clone(inner.ClientHandles)
+	var moot []string
+	for _, h := range r.client.Handled() {
+		switch {
+		case slices.Contains(handles, h):
+		case r.decidesHere(h):
+			handles = append(handles, h)
+		default:
+			moot = append(moot, h)
+		}
+	}
+	traits := slices.Clone(inner.ClientTraits)
+	var mootTraits []rewrite.Trait
+	for _, t := range r.client.TraitList() {
+		switch {
+		case slices.Contains(traits, t):
+		case r.inner != 1<<len(r.mods)-1:
+			traits = append(traits, t) // a module on here reads it
+		default:
+			mootTraits = append(mootTraits, t)
+		}
+	}
+	if len(moot) > 0 || len(mootTraits) > 0 {
+		r.log.Warn("the acp-normalize behind this one applies the modules these settings are for and was not given them: give it --client-handles or --client-traits",
+			"rule", "P7", "handles", moot, "traits", mootTraits)
+	}
+	return handles, traits
+}
+
+// decidesHere reports whether a module still on in this router owns the
+// vendor method: the one that declares it, else the one for methods no
+// module knows.
+func (r *Router) decidesHere(method string) bool {
+	owner := slices.IndexFunc(r.mods, func(m *attached) bool { return m.mod.Handles(method) })
+	if owner < 0 {
+		owner = slices.IndexFunc(r.mods, func(m *attached) bool { return m.mod.UnknownMethods })
+	}
+	return owner >= 0 && r.inner&(1<<owner) == 0
 }
 
 // identifyClient reads the client's clientInfo.name from its initialize
@@ -471,9 +549,20 @@ func (r *Router) identifyClient(raw []byte) {
 	name, _ := rawjson.LookupString(raw, "params", "clientInfo", "name")
 	r.client.Identify(name, r.cfg.Modules, r.cfg.Settings)
 	if h, t := r.client.Handled(), r.client.TraitList(); len(h) > 0 || len(t) > 0 {
-		r.log.Info("client known: methods left to it and traits allowed for", "rule", "P7",
-			"client", name, "handles", h, "traits", t)
+		r.log.Info("methods left to the client, and its traits (from the table of known clients or the flags)", "rule", "P7",
+			"client", shorten(name, maxLoggedText), "handles", h, "traits", t)
 	}
+}
+
+// maxLoggedText bounds the bytes of a peer's text in one log line.
+const maxLoggedText = 200
+
+// shorten returns s cut to at most n bytes, marked when cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // nested handles an agent that is itself an acp-normalize proxy: prev is
@@ -481,13 +570,11 @@ func (r *Router) identifyClient(raw []byte) {
 // turned off here, and the advertisement this proxy writes lists the
 // inner proxy's modules and then this one's other modules (returned).
 // r.mu must be held.
-func (r *Router) nested(prev []byte) []string {
-	var ad struct {
-		Modules []string `json:"modules"`
-	}
+func (r *Router) nested(prev []byte) ([]string, *innerAdvert) {
+	var ad innerAdvert
 	if err := json.Unmarshal(prev, &ad); err != nil {
 		r.log.Warn("the agent's acp-normalize advertisement is unreadable; modules stay on", "rule", "M", "err", err)
-		return r.names
+		return r.names, nil
 	}
 	names := slices.Clone(ad.Modules)
 	for i, m := range r.mods {
@@ -498,7 +585,7 @@ func (r *Router) nested(prev []byte) []string {
 		}
 	}
 	r.log.Info("the agent is behind another acp-normalize; the modules it applies are off here", "modules", ad.Modules)
-	return names
+	return names, &ad
 }
 
 // trackClientRequest remembers a client request until the agent answers
@@ -682,8 +769,8 @@ func (r *Router) failOpen(m *attached, f *rewrite.Frame, err error) {
 
 func (r *Router) handleNonJSON(from pipe.Side, raw []byte, seq int64, dst []Out) []Out {
 	text := raw
-	if len(text) > 200 {
-		text = text[:200]
+	if len(text) > maxLoggedText {
+		text = text[:maxLoggedText]
 	}
 	action := "dropped (--non-json=forward relays it)"
 	if r.cfg.NonJSON == ForwardNonJSON {

@@ -612,3 +612,87 @@ func TestRouterWatchBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterP7NestedAdvertisement: behind an inner acp-normalize, the
+// methods left to the client and the traits allowed for are the inner
+// proxy's for the modules it applies (those are off here), and this
+// proxy's for the others. The advertisement says what really happens
+// (rules M, P7), and a --client-handles or --client-traits of this proxy
+// that only the inner one could honour is a warning, not a silent no-op.
+func TestRouterP7NestedAdvertisement(t *testing.T) {
+	ask := rewrite.Module{Name: "test", Doc: "d", Triggers: []string{`"test/`}, VendorMethods: []string{"test/*"},
+		New: func(rewrite.Env) rewrite.Rewriter { return passive{} }}
+	other := rewrite.Module{Name: "other", Doc: "d", Triggers: []string{`"other/`}, VendorMethods: []string{"other/*"},
+		New: func(rewrite.Env) rewrite.Rewriter { return passive{} }}
+	tests := []struct {
+		name     string
+		settings rewrite.Settings
+		inner    string // the inner proxy's advertisement
+		advert   string // this proxy's
+		warn     string // in the log at warn, "" for none
+	}{
+		{"the inner proxy leaves nothing, whatever this one is told",
+			rewrite.Settings{rewrite.ClientHandlesOption: "test/ask"},
+			`{"modules":["test","other"],"version":"1"}`,
+			`{"modules":["test","other"],"version":"9.9.9"}`, "test/ask"},
+		{"what the inner proxy leaves is left",
+			nil,
+			`{"clientHandles":["test/ask"],"clientTraits":["finished-as-new"],"modules":["test","other"],"version":"1"}`,
+			`{"clientHandles":["test/ask"],"clientTraits":["finished-as-new"],"modules":["test","other"],"version":"9.9.9"}`, ""},
+		{"a module the inner proxy lacks is this one's to leave",
+			rewrite.Settings{rewrite.ClientHandlesOption: "test/ask,other/go"},
+			`{"clientHandles":["other/go"],"modules":["other"],"version":"1"}`,
+			`{"clientHandles":["other/go","test/ask"],"modules":["other","test"],"version":"9.9.9"}`, ""},
+		{"traits only the inner proxy's modules would read",
+			rewrite.Settings{rewrite.ClientTraitsOption: "reprints-finished"},
+			`{"modules":["test","other"],"version":"1"}`,
+			`{"modules":["test","other"],"version":"9.9.9"}`, "reprints-finished"},
+		{"traits this proxy's own modules read",
+			rewrite.Settings{rewrite.ClientTraitsOption: "reprints-finished"},
+			`{"modules":["other"],"version":"1"}`,
+			`{"clientTraits":["reprints-finished"],"modules":["other","test"],"version":"9.9.9"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{ask, other}, Settings: tt.settings, Version: "9.9.9",
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Handle(C, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"editor"}}}`), nil)
+			res := `{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{"_meta":{"acp-normalize":` + tt.inner + `}}}}`
+			want := `{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{"_meta":{"acp-normalize":` + tt.advert + `}}}}`
+			runSteps(t, r, []step{{A, res, []string{"client replace " + want}}})
+			switch {
+			case tt.warn == "" && logs.Len() > 0:
+				t.Errorf("unexpected warning: %s", logs.String())
+			case tt.warn != "" && !strings.Contains(logs.String(), tt.warn):
+				t.Errorf("no warning naming %s: %q", tt.warn, logs.String())
+			}
+		})
+	}
+}
+
+// TestRouterP7HugeClientName: the client's name goes into one info line
+// (P7); a name of a megabyte does not make that line a megabyte.
+func TestRouterP7HugeClientName(t *testing.T) {
+	var logs bytes.Buffer
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()},
+		Settings: rewrite.Settings{rewrite.ClientHandlesOption: "test/ask"},
+		Logger:   slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("n", 1<<20)
+	r.Handle(C, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"`+name+`"}}}`), nil)
+	if !strings.Contains(logs.String(), "methods left to the client") {
+		t.Fatalf("no P7 info line: %q", logs.String())
+	}
+	if logs.Len() > 4<<10 {
+		t.Errorf("the P7 info line is %d bytes for a 1 MiB client name", logs.Len())
+	}
+	if r.client.Name() != name {
+		t.Error("the client's name itself was cut")
+	}
+}

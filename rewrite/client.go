@@ -228,6 +228,9 @@ func CheckClientSettings(s Settings) error {
 			errs = append(errs, fmt.Errorf("--%s: give METHOD,... or none", ClientHandlesOption))
 		}
 		std := newMethodSet()
+		if list := parseList(spec); len(list) > 1 && slices.Contains(list, "none") {
+			errs = append(errs, fmt.Errorf("--%s: none leaves no method to the client: give it alone", ClientHandlesOption))
+		}
 		for _, m := range parseList(spec) {
 			if _, ok := std[m]; ok {
 				errs = append(errs, fmt.Errorf("--%s: %s is a standard ACP method; only vendor methods (outside ACP) can be left to the client", ClientHandlesOption, m))
@@ -239,6 +242,10 @@ func CheckClientSettings(s Settings) error {
 			errs = append(errs, fmt.Errorf("--%s: give TRAIT,... or none", ClientTraitsOption))
 		}
 		for _, t := range parseList(spec) {
+			if t == "none" {
+				errs = append(errs, fmt.Errorf("--%s: none: give it alone (no trait)", ClientTraitsOption))
+				continue
+			}
 			if !slices.Contains(Traits(), Trait(t)) {
 				errs = append(errs, fmt.Errorf("--%s: unknown trait %q (have: %s, none)", ClientTraitsOption, t, traitNames()))
 			}

@@ -99,6 +99,9 @@ func TestP7CheckClientSettings(t *testing.T) {
 		{"none", Settings{ClientHandlesOption: "none", ClientTraitsOption: "none"}, ""},
 		{"standard method", Settings{ClientHandlesOption: "cursor/task,session/update"}, "session/update is a standard ACP method"},
 		{"empty", Settings{ClientHandlesOption: " "}, "give METHOD,... or none"},
+		// "none" among methods was read as a method named "none".
+		{"none and a method", Settings{ClientHandlesOption: "none,cursor/task"}, "none leaves no method to the client: give it alone"},
+		{"none and a trait", Settings{ClientTraitsOption: "finished-as-new,none"}, "none: give it alone"},
 		{"known trait", Settings{ClientTraitsOption: "finished-as-new,reprints-finished"}, ""},
 		{"unknown trait", Settings{ClientTraitsOption: "finished"}, `unknown trait "finished"`},
 	} {

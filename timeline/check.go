@@ -119,9 +119,13 @@ type checkRun struct {
 	// which is no fault of the client's.
 	proxyAnswered map[idRef]bool
 	frames        map[string]int
-	groups        map[findingKey]*finding
-	pending       []problem
-	err           error
+	// unread counts the capture's lines that could not be read: they are
+	// not checked, so the capture is not called clean.
+	unread     int
+	unreadRest bool // the rest of the file
+	groups     map[findingKey]*finding
+	pending    []problem
+	err        error
 	// initialized is set once an initialize request is seen: the capture
 	// starts at the start, so every session and tool call the client
 	// knows is in it (sessions, toolCalls).
@@ -184,6 +188,17 @@ func (c *Check) Step(s *proxy.Step) error {
 		r.count(p, asRead || reached[i])
 	}
 	return r.err
+}
+
+// Unreadable implements [Unreadable].
+func (c *Check) Unreadable(line int) {
+	switch {
+	case c.run == nil:
+	case line == 0:
+		c.run.unreadRest = true
+	default:
+		c.run.unread++
+	}
 }
 
 // End implements Renderer: it writes the capture's report.
@@ -642,7 +657,17 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 			b.WriteString("        " + oneLine(f.Example, 200) + "\n")
 		}
 	}
-	if len(fs) == 0 {
+	if r.unread > 0 {
+		fmt.Fprintf(&b, "  %d %s could not be read (reported on stderr) and %s not checked\n",
+			r.unread, plural(r.unread, "line"), map[bool]string{true: "was", false: "were"}[r.unread == 1])
+	}
+	if r.unreadRest {
+		b.WriteString("  the rest of the file could not be read (reported on stderr) and was not checked\n")
+	}
+	switch {
+	case len(fs) == 0 && (r.unread > 0 || r.unreadRest):
+		b.WriteString("  no problems in the lines read\n")
+	case len(fs) == 0:
 		b.WriteString("  no problems\n")
 	}
 	b.WriteString("\n")
@@ -659,6 +684,8 @@ type checkReport struct {
 	Agent           *checkPeer     `json:"agent,omitempty"`
 	Frames          map[string]int `json:"frames"`
 	Problems        int            `json:"problems"`
+	UnreadLines     int            `json:"unreadLines,omitempty"`
+	UnreadRest      bool           `json:"unreadRest,omitempty"`
 	Findings        []*finding     `json:"findings"`
 }
 
@@ -670,7 +697,7 @@ type checkPeer struct {
 func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
-		Problems: len(fs), Findings: fs}
+		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, Findings: fs}
 	if r.client[0] != "" {
 		rep.Client = &checkPeer{r.client[0], r.client[1]}
 	}

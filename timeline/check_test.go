@@ -115,8 +115,7 @@ func TestCheck(t *testing.T) {
 		{"P3_a_bad_frame_the_proxy_writes_is_the_proxys",
 			lines(ckInit, ckInitResult, ckNew, ckNewResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"_x/bad","params":{}}}`),
 			[]rewrite.Module{badFrameModule()}, []string{
-				`acp-normalize>client session/update nonsense notification /params/update [] x1 line 5 reached 1: `,
-				`acp-normalize>client session/update nonsense notification /params/update/sessionUpdate [] x1 line 5 reached 1: `}},
+				`acp-normalize>client session/update nonsense notification /params/update/sessionUpdate [] x1 line 5 reached 1: must be one of "user_message_chunk", `}},
 	}
 	schemas := map[int]*acpschema.Schema{}
 	for _, tt := range tests {

@@ -22,6 +22,15 @@ type Renderer interface {
 	End() error
 }
 
+// Unreadable is implemented by a Renderer whose report must say that a
+// line of its capture could not be read (the caller reports the line
+// itself): check, which must not call a capture it could not read clean.
+// Line 0 is the rest of the file (a read error, a trace of a version it
+// cannot read).
+type Unreadable interface {
+	Unreadable(line int)
+}
+
 // JSONL writes rule R3's output: one line per frame a side would have
 // received, {"to":"client"|"agent","frame":<the frame's bytes verbatim>}.
 // A frame that is not valid JSON (a forwarded non-JSON line, rule F2) is

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,11 +60,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		var err error
 		code, err = proxyAction(c, st, argv)
+		if !hasAgent && len(argv) > 0 && errors.Is(err, exec.ErrNotFound) {
+			// No "--": the word may be a mistyped command.
+			err = usageError("%v; nor is it a command (%s; see acp-normalize --help)", err, commandNames(app))
+		}
 		return err
 	}
 	err := app.Run(cliArgs)
 	if err == nil {
 		return code
+	}
+	if topic, ok := strings.CutPrefix(err.Error(), "No help topic for "); ok {
+		// urfave's words for "help NAME" of no command.
+		err = usageError("help: no command %s (%s)", topic, commandNames(app))
 	}
 	fmt.Fprintf(stderr, "acp-normalize: %v\n", err)
 	var ee *exitError
@@ -71,6 +80,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	return exitUsage // errors from flag parsing
+}
+
+// commandNames lists the commands, as --help does.
+func commandNames(app *cli.App) string {
+	var names []string
+	for _, c := range app.Commands {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // splitAgentArgv separates the agent's argv (everything after the first
@@ -103,13 +121,13 @@ func newApp(st streams) *cli.App {
 		Writer:         st.stdout,
 		ErrWriter:      st.stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError("%v (see acp-normalize --help)", err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError("%v (see acp-normalize --help)", flagError(err, c.App.Flags))
 		},
 		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st)},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
-				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+				Usage: modulesUsage()},
 			&cli.StringFlag{Name: "record", EnvVars: []string{"ACP_NORMALIZE_RECORD"}, TakesFile: true,
 				Usage: "record the session to `FILE` (JSONL capture, mode 0600, secrets redacted)"},
 			&cli.BoolFlag{Name: "record-raw", EnvVars: []string{"ACP_NORMALIZE_RECORD_RAW"},
@@ -164,7 +182,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		// Component mode: the conductor reaches the agent.
 	} else if _, err := exec.LookPath(argv[0]); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return exitUsage, usageError("agent %q not found: %v", argv[0], errors.Unwrap(err))
+			return exitUsage, usageError("agent %q not found: %w", argv[0], errors.Unwrap(err))
 		}
 		return exitUsage, usageError("cannot run agent %q: %v", argv[0], errors.Unwrap(err))
 	}

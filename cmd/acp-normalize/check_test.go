@@ -35,6 +35,12 @@ func TestCheckCommand(t *testing.T) {
 		{"two-files-and-a-trace", []string{"check", captures + "codex/subagents.jsonl", "testdata/inspector-trace.jsonl"}},
 		// Bad capture lines are reported and the status is 1.
 		{"bad-lines", []string{"check", "testdata/bad-lines.jsonl"}},
+		// A file no line of which is a capture record (a replay's output):
+		// nothing was checked, so it is not called clean.
+		{"only-bad-lines", []string{"check", captures + "cursor/subagent-foreground.replay.jsonl"}},
+		// A trace of a version this build cannot read: the file is not
+		// checked at all.
+		{"trace-version-2", []string{"check", "testdata/inspector-trace-v2.jsonl"}},
 		{"usage-no-file", []string{"check"}},
 		{"usage-missing-file", []string{"check", "testdata/no-such.jsonl"}},
 	}

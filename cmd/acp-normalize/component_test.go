@@ -265,11 +265,13 @@ func TestK2ComponentRecordingReplays(t *testing.T) {
 	if code := p.exit(); code != 0 {
 		t.Fatalf("exit %d; stderr %s", code, p.stderr)
 	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"acp-normalize", "replay", "--format", "pretty", rec}, nil, &out, &errb); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, errb.String())
+	// The real binary, not run(): this test is parallel, and run() in two
+	// tests at once races on urfave/cli's package-level help and version
+	// flags (seen under -race -count=3).
+	code, pretty, stderr := runBinary(t, "replay", "--format", "pretty", rec)
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, stderr)
 	}
-	pretty := out.String()
 	for _, want := range []string{"as a conductor's proxy component", "craft/drainMidTurnQueue", "hello from the successor"} {
 		if !strings.Contains(pretty, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, pretty)
@@ -278,11 +280,11 @@ func TestK2ComponentRecordingReplays(t *testing.T) {
 	if strings.Contains(pretty, "_proxy/successor") {
 		t.Errorf("timeline shows the wrappers:\n%s", pretty)
 	}
-	out.Reset()
-	if code := run([]string{"acp-normalize", "replay", rec}, nil, &out, &errb); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, errb.String())
+	code, out, stderr := runBinary(t, "replay", rec)
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out.String(), `{"to":"agent","frame":{"jsonrpc":"2.0","id":7,"error":{"code":-32601`) {
-		t.Errorf("replay does not reproduce the proxy's answer to the successor:\n%s", out.String())
+	if !strings.Contains(out, `{"to":"agent","frame":{"jsonrpc":"2.0","id":7,"error":{"code":-32601`) {
+		t.Errorf("replay does not reproduce the proxy's answer to the successor:\n%s", out)
 	}
 }

@@ -178,7 +178,7 @@ func checkTraceFile(t *testing.T, data []byte, recs []pipe.Record, exportStderr 
 	}
 }
 
-// allRecords reads every record of a capture (moduletest.ReadRecords
+// allRecords reads every record of a capture (proxytest.ReadRecords
 // keeps only the input frames).
 func allRecords(t *testing.T, path string) []pipe.Record {
 	t.Helper()

@@ -234,9 +234,8 @@ func interopRuns(facts captureFacts) []interopRun {
 // prompt result's usage, which the stable 2.4.0 schema strips). The one
 // proxy-made drop accepted is the tool call content block
 // {"type":"session","sessionId":CHILD} of rule S1, which the Subagent
-// Sessions spec added after the 2.4.0 schema copy
-// (shared/docs/acp-wire-facts.md §3), so 2.4.0's unstable schema skips it as
-// an unknown content item.
+// Sessions spec added after the 2.4.0 schema copy, so 2.4.0's unstable
+// schema skips it as an unknown content item.
 func checkDropped(s, baseline tsSummary, subagents bool) error {
 	vendor := map[string]int{}
 	for _, d := range baseline.Dropped {

@@ -36,6 +36,16 @@ func allModules() []rewrite.Module {
 	)
 }
 
+// modulesUsage is the help of every --modules flag, the names from the
+// module list.
+func modulesUsage() string {
+	names := make([]string, 0, len(allModules()))
+	for _, m := range allModules() {
+		names = append(names, m.Name)
+	}
+	return "vendor modules to apply: all, none, or a comma-separated list of " + strings.Join(names, ", ")
+}
+
 // moduleOptions are the options of every module and the shared ones.
 func moduleOptions() []rewrite.Option { return rewrite.AllOptions(allModules()) }
 

@@ -119,6 +119,38 @@ func readToolUpdate(f []byte) (toolUpdate, bool) {
 	return u, true
 }
 
+// readPermissionToolCall reads the toolCall of a session/request_permission
+// as readToolUpdate reads an update: the client shows it as the call (its
+// status included: C9, C10 and P7 give the call's last vendor status).
+func readPermissionToolCall(f []byte) (toolUpdate, bool) {
+	if env := pipe.Peek(f); !env.MethodIs("session/request_permission") {
+		return toolUpdate{}, false
+	}
+	var u toolUpdate
+	u.tag = "request_permission"
+	u.session, _ = rawjson.LookupString(f, "params", "sessionId")
+	u.id, _ = rawjson.LookupString(f, "params", "toolCall", "toolCallId")
+	u.status, _ = rawjson.LookupString(f, "params", "toolCall", "status")
+	u.title, u.hasTitle = rawjson.LookupString(f, "params", "toolCall", "title")
+	if c, ok := rawjson.Lookup(f, "params", "toolCall", "content"); ok && string(c) != "null" {
+		u.content = "[...]"
+	}
+	return u, true
+}
+
+// statusRank orders the tool call statuses as a call goes through them.
+func statusRank(status string) int {
+	switch status {
+	case "pending":
+		return 1
+	case "in_progress":
+		return 2
+	case "completed", "failed":
+		return 3
+	}
+	return 0
+}
+
 // lenientStatus is the status a client shows that reads a status-less
 // update with a title or content as in_progress (Kandev's adapter):
 // the update's status, else in_progress for such an update, else "".
@@ -163,6 +195,9 @@ func checkStatuses(t *testing.T, frames []clientFrame, p clientProfile) {
 	lenient := map[key]string{} // the status a lenient client shows
 	for i, cf := range frames {
 		u, ok := readToolUpdate(cf.frame)
+		if !ok {
+			u, ok = readPermissionToolCall(cf.frame)
+		}
 		if !ok || u.id == "" {
 			continue
 		}
@@ -173,10 +208,17 @@ func checkStatuses(t *testing.T, frames []clientFrame, p clientProfile) {
 		}
 		finished := rewrite.Finished(last[k])
 		if u.status != "" {
-			if finished && !rewrite.Finished(u.status) {
+			switch {
+			case finished && !rewrite.Finished(u.status):
 				t.Errorf("P4/P7: frame %d (%s): status %s after %s: %s", i, opName(cf.op), u.status, last[k], cf.frame)
+			case cf.op != "" && statusRank(u.status) < statusRank(last[k]):
+				// P4: a frame the proxy writes never downgrades what the
+				// vendor said (pending after in_progress).
+				t.Errorf("P4: frame %d (%s): status %s after %s: %s", i, opName(cf.op), u.status, last[k], cf.frame)
 			}
-			last[k] = u.status
+			if cf.op == "" || statusRank(u.status) >= statusRank(last[k]) {
+				last[k] = u.status
+			}
 		}
 		if ls := u.lenientStatus(); ls != "" {
 			if rewrite.Finished(lenient[k]) && !rewrite.Finished(ls) && cf.op != "" {

@@ -47,7 +47,7 @@ func probeCommand(st streams) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the findings as one JSON object (for bug reports)"},
 			&cli.DurationFlag{Name: "timeout", Value: probeTimeout, Usage: "how long each request may take"},
-			&cli.StringFlag{Name: "modules", Value: "all", Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+			&cli.StringFlag{Name: "modules", Value: "all", Usage: modulesUsage()},
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace,
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
 		}, optionFlags(moduleOptions(), false)...),
@@ -217,6 +217,9 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	case errors.Is(waitErr, errProbeTimeout) || errors.Is(waitErr, errNotACP):
 		failure = fmt.Sprintf("timed out: %s answered initialize but not session/new within %s", name, p.timeout)
 		rep.Session = &probeSession{Error: "timed out"}
+	case errors.Is(waitErr, errProbeEcho):
+		failure = fmt.Sprintf("not ACP: %s answered initialize, then sent the probe's own session/new request back", name)
+		rep.Session = &probeSession{Error: "echoed"}
 	case waitErr != nil:
 		failure = fmt.Sprintf("%s answered initialize, then exited before answering session/new", name)
 		rep.Session = &probeSession{Error: "the agent exited"}
@@ -260,6 +263,9 @@ func (p *prober) initFailure(waitErr error, r proxyResult, rep *probeReport, too
 	if len(rep.NonJSON) > 0 {
 		return fmt.Sprintf("not ACP: %s wrote %s on stdout, not a JSON-RPC frame%s", name, quoteLine(rep.NonJSON[0]), last)
 	}
+	if errors.Is(waitErr, errProbeEcho) {
+		return fmt.Sprintf("not ACP: %s sent the probe's own initialize request back (it echoes its input, as cat does)%s", name, last)
+	}
 	if errors.Is(waitErr, errProbeTimeout) {
 		return fmt.Sprintf("timed out: %s did not answer initialize within %s%s", name, p.timeout, last)
 	}
@@ -280,6 +286,14 @@ func quoteLine(s string) string {
 
 var errProbeTimeout = errors.New("timed out")
 
+// errProbeEcho: the agent sent one of the probe's own requests back to it.
+var errProbeEcho = errors.New("the agent echoed a request of the probe")
+
+// clientMethods are the requests the probe sends: an agent that sends one
+// of them to the client repeats what it read (cat), and answering it
+// would only make the echo answer the probe's own request.
+var clientMethods = map[string]bool{"initialize": true, "session/new": true}
+
 // probeClient is the probe's side of the proxy: it sends requests and
 // answers whatever the agent asks with -32601, as a minimal editor.
 type probeClient struct {
@@ -291,6 +305,10 @@ type probeClient struct {
 	nextID    int
 	waits     map[string]chan probeResponse
 	gone      chan struct{}
+	// echo is closed when the agent sent a request of the probe's own
+	// methods back (clientMethods).
+	echo     chan struct{}
+	echoOnce sync.Once
 }
 
 type probeResponse struct {
@@ -303,7 +321,7 @@ type probeResponse struct {
 }
 
 func newProbeClient(w io.Writer, r io.Reader, notFrames <-chan struct{}) *probeClient {
-	cl := &probeClient{w: w, notFrames: notFrames, waits: map[string]chan probeResponse{}, gone: make(chan struct{})}
+	cl := &probeClient{w: w, notFrames: notFrames, waits: map[string]chan probeResponse{}, gone: make(chan struct{}), echo: make(chan struct{})}
 	go cl.read(r)
 	return cl
 }
@@ -340,6 +358,10 @@ func (cl *probeClient) handle(frame []byte) {
 			ch <- resp
 		}
 	case pipe.Request:
+		if clientMethods[string(env.Method)] {
+			cl.echoOnce.Do(func() { close(cl.echo) })
+			return
+		}
 		reply := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found: the probe answers no requests"}}`+"\n", env.ID)
 		_, _ = io.WriteString(cl.w, reply)
 	}
@@ -380,6 +402,8 @@ func (cl *probeClient) call(method string, params any, timeout time.Duration) (p
 			return probeResponse{}, errors.New("the agent exited")
 		case <-timer.C:
 			return probeResponse{}, errProbeTimeout
+		case <-cl.echo:
+			return probeResponse{}, errProbeEcho
 		case <-cl.notFrames:
 			if notACP == nil {
 				notACP = time.After(min(notACPWait, timeout))

@@ -184,6 +184,10 @@ func TestProbeFailures(t *testing.T) {
 			line: `exited (code 3) after`},
 		{name: "not ACP: error to initialize", script: []string{"wait initialize", `out {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad version"}}`, "wait never"},
 			line: `answered initialize with error -32602 "bad version"`},
+		// cat in the agent's place sent the initialize request back, and
+		// the probe's -32601 to that echo came back as the "answer".
+		{name: "not ACP: echoes its input", script: []string{"wait initialize", `out {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, "wait never"},
+			line: `not ACP: ` + self + ` sent the probe's own initialize request back (it echoes its input, as cat does)`},
 		{name: "timed out", script: []string{"sleep 60s"}, flags: []string{"--timeout", "300ms", "--kill-grace", "200ms"},
 			line: "timed out: " + self + " did not answer initialize within 300ms"},
 		{name: "auth required", script: []string{"wait initialize", initOK, "wait session/new",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -35,7 +36,7 @@ func replayCommand(st streams) *cli.Command {
 			"the capture's start event; a flag given (before or after \"replay\") wins.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
-				Usage: "vendor modules to apply: all, none, or a comma-separated list"},
+				Usage: modulesUsage()},
 			&cli.StringFlag{Name: "format", Value: "jsonl",
 				Usage: "jsonl ({\"to\":...,\"frame\":...} lines), pretty (a timeline for humans) or html (a self-contained page to open in a browser)"},
 			&cli.BoolFlag{Name: "diff",
@@ -119,7 +120,11 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		f, err := os.Open(name)
 		if err != nil {
 			_ = out.Flush()
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, errors.Unwrap(err))
+			hint := ""
+			if strings.HasPrefix(name, "-") && errors.Is(err, fs.ErrNotExist) {
+				hint = " (flags go before the capture names)"
+			}
+			fmt.Fprintf(st.stderr, "%s: %v%s\n", name, errors.Unwrap(err), hint)
 			return 1, nil
 		}
 		defer f.Close()
@@ -133,6 +138,9 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	err := proxy.ReplayWith(in, configure, func(s *proxy.Step) error {
 		if s.Kind == proxy.StepError {
 			bad++
+			if u, ok := r.(timeline.Unreadable); ok {
+				u.Unreadable(s.Line)
+			}
 			if bad <= maxReportedLines {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
 				fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
@@ -147,6 +155,9 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		return bad, err
 	case err != nil:
 		readErr = err
+		if u, ok := r.(timeline.Unreadable); ok {
+			u.Unreadable(0) // the rest of the file
+		}
 	}
 	if err := r.End(); err != nil {
 		return bad, err
@@ -177,6 +188,14 @@ func (f failingWrites) Step(s *proxy.Step) error {
 	return wrapWrite(f.Renderer.Step(s))
 }
 func (f failingWrites) End() error { return wrapWrite(f.Renderer.End()) }
+
+// Unreadable passes a line that could not be read on to a renderer that
+// reports it (timeline.Unreadable).
+func (f failingWrites) Unreadable(line int) {
+	if u, ok := f.Renderer.(timeline.Unreadable); ok {
+		u.Unreadable(line)
+	}
+}
 
 // Close finishes the output of renderers that write one document for all
 // captures (html).

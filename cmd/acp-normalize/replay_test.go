@@ -35,6 +35,9 @@ func TestReplayCommand(t *testing.T) {
 		{"bad-lines-pretty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/bad-lines.jsonl"}, nil},
 		{"two-captures-two-connections", []string{"replay", "--modules", "none", "--diff", "--format", "pretty", "testdata/acpdbg-sample.jsonl", "testdata/mock-session.jsonl"}, nil},
 		{"missing-file-rest-replayed", []string{"replay", "--modules", "none", "testdata/no-such-capture.jsonl", "testdata/bad-lines.jsonl"}, nil},
+		// A flag after the first capture is read as a capture: the
+		// message says where flags go.
+		{"flag-after-capture", []string{"replay", "testdata/mock-session.jsonl", "--modules", "none"}, nil},
 		{"color-always", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "always", "testdata/acpdbg-sample.jsonl"}, nil},
 		{"color-auto-not-a-tty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, map[string]string{"NO_COLOR": ""}},
 		// F6: the agent exits while the proxy holds Cursor's create_plan

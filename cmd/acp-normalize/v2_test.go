@@ -77,12 +77,14 @@ func TestK4SessionIsV2(t *testing.T) {
 // the other side as the exact bytes recorded, and nothing is added.
 func TestK4ReplayV2Untouched(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"acp-normalize", "replay", "--log-level", "info", v2Session}, nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, stderr.String())
+	// The real binary, not run(): this test is parallel (see
+	// TestK2ComponentRecordingReplays).
+	code, stdout, stderr := runBinary(t, "replay", "--log-level", "info", v2Session)
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, stderr)
 	}
 	recs := v2Records(t)
-	sc := bufio.NewScanner(&stdout)
+	sc := bufio.NewScanner(strings.NewReader(stdout))
 	sc.Buffer(nil, 1<<20)
 	i := 0
 	for sc.Scan() {
@@ -105,8 +107,8 @@ func TestK4ReplayV2Untouched(t *testing.T) {
 	if i != len(recs) {
 		t.Fatalf("replay wrote %d frames, want %d", i, len(recs))
 	}
-	if n := strings.Count(stderr.String(), "protocol v2"); n != 1 {
-		t.Fatalf("stderr %q: want the K4 info line once", stderr.String())
+	if n := strings.Count(stderr, "protocol v2"); n != 1 {
+		t.Fatalf("stderr %q: want the K4 info line once", stderr)
 	}
 }
 

@@ -43,7 +43,7 @@ func TestE2EWords(t *testing.T) {
 	}{
 		{"help", []string{"help"}, 0, "acp-normalize [flags] -- AGENT [ARGS...]", ""},
 		{"help of a command", []string{"help", "probe"}, 0, "acp-normalize probe [command options] -- AGENT [ARGS...]", ""},
-		{"help of no command", []string{"help", "nope"}, 2, "", `No help topic for 'nope'`},
+		{"help of no command", []string{"help", "nope"}, 2, "", `help: no command 'nope' (probe, replay, export, check, mock-agent, version, help)`},
 		{"--help", []string{"--help"}, 0, "COMMANDS:", ""},
 		{"version", []string{"version"}, 0, versionLine, ""},
 		{"--version", []string{"--version"}, 0, versionLine, ""},
@@ -106,14 +106,15 @@ func TestE2ESubcommandUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"replay bad flag", []string{"replay", "--bogus", "x"}, 2, "replay: flag provided but not defined: -bogus (see acp-normalize replay --help)"},
-		{"mock-agent bad flag", []string{"mock-agent", "--bogus", "x"}, 2, "mock-agent: flag provided but not defined: -bogus"},
-		{"probe bad flag", []string{"probe", "--bogus", "--", "x"}, 2, "probe: flag provided but not defined: -bogus"},
-		{"version bad flag", []string{"version", "--bogus"}, 2, "version: flag provided but not defined: -bogus"},
-		{"help bad flag", []string{"help", "--bogus"}, 2, "help: flag provided but not defined: -bogus"},
-		{"replay bad flag value", []string{"replay", "--timeout-nope=1", "x"}, 2, "replay: flag provided but not defined"},
+		{"replay bad flag", []string{"replay", "--bogus", "x"}, 2, "replay: unknown flag --bogus (see acp-normalize replay --help)"},
+		{"mock-agent bad flag", []string{"mock-agent", "--bogus", "x"}, 2, "mock-agent: unknown flag --bogus"},
+		{"probe bad flag", []string{"probe", "--bogus", "--", "x"}, 2, "probe: unknown flag --bogus"},
+		{"version bad flag", []string{"version", "--bogus"}, 2, "version: unknown flag --bogus"},
+		{"help bad flag", []string{"help", "--bogus"}, 2, "help: unknown flag --bogus"},
+		{"replay bad flag value", []string{"replay", "--timeout-nope=1", "x"}, 2, "replay: unknown flag --timeout-nope"},
 		{"probe without agent", []string{"probe"}, 2, "probe: no agent command given"},
-		{"probe bad timeout", []string{"probe", "--timeout", "soon", "--", "x"}, 2, `probe: invalid value "soon" for flag -timeout`},
+		{"probe bad timeout", []string{"probe", "--timeout", "soon", "--", "x"}, 2, `probe: --timeout: invalid value "soon": want a duration such as 3s or 500ms`},
+		{"export flag without its value", []string{"export", "-o"}, 2, "export: -o needs a value (see acp-normalize export --help)"},
 		{"mock-agent without capture", []string{"mock-agent"}, 2, "mock-agent: give exactly one capture"},
 		{"mock-agent on a file that is no capture", []string{"mock-agent", "../../README.md"}, 1,
 			"mock-agent: ../../README.md: no frames in it, "},

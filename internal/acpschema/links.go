@@ -4,27 +4,47 @@ import "fmt"
 
 // A session link is the content block {"type":"session","sessionId":ID}
 // with an optional _meta object (SessionReference, standard since
-// 2026-11-20; none of the embedded files has it yet).
+// 2026-11-20; none of the embedded files has it yet). It is tool call
+// content: it may stand in the content array of a tool call (an object
+// with a toolCallId: a tool_call, a tool_call_update, a permission
+// request's toolCall), and nowhere else. Elsewhere it is left to the
+// schema, which rejects it where content is typed (a prompt, a plan) and
+// accepts it where values are free-form (_meta, rawInput).
 
-// badSessionLinks returns a violation for each content block of type
-// "session" that is not a well-formed session link.
-func badSessionLinks(v any, at string) []Violation {
-	var out []Violation
+// toolCallContent calls fn for each content array of a tool call in v,
+// with its JSON pointer.
+func toolCallContent(v any, at string, fn func(content []any, at string) []any) {
 	switch x := v.(type) {
 	case map[string]any:
-		if x["type"] == "session" {
-			if msg := linkProblem(x); msg != "" {
-				out = append(out, Violation{Path: at, Message: msg})
+		if _, ok := x["toolCallId"]; ok {
+			if c, ok := x["content"].([]any); ok {
+				x["content"] = fn(c, at+"/content")
 			}
 		}
 		for k, e := range x {
-			out = append(out, badSessionLinks(e, at+"/"+k)...)
+			toolCallContent(e, at+"/"+k, fn)
 		}
 	case []any:
 		for i, e := range x {
-			out = append(out, badSessionLinks(e, fmt.Sprintf("%s/%d", at, i))...)
+			toolCallContent(e, fmt.Sprintf("%s/%d", at, i), fn)
 		}
 	}
+}
+
+// badSessionLinks returns a violation for each block of type "session"
+// in a tool call's content that is not a well-formed session link.
+func badSessionLinks(doc any) []Violation {
+	var out []Violation
+	toolCallContent(doc, "", func(content []any, at string) []any {
+		for i, e := range content {
+			if m, ok := e.(map[string]any); ok && m["type"] == "session" {
+				if msg := linkProblem(m); msg != "" {
+					out = append(out, Violation{Path: fmt.Sprintf("%s/%d", at, i), Message: msg})
+				}
+			}
+		}
+		return content
+	})
 	return out
 }
 
@@ -54,22 +74,17 @@ func isSessionLink(v any) bool {
 	return ok && m["type"] == "session" && linkProblem(m) == ""
 }
 
-// withoutSessionLinks removes well-formed session links from every array.
-func withoutSessionLinks(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = withoutSessionLinks(e)
-		}
-	case []any:
-		out := x[:0]
-		for _, e := range x {
-			if isSessionLink(e) {
-				continue
+// withoutSessionLinks removes the well-formed session links from the
+// tool calls' content arrays of doc, which the schema files do not know.
+func withoutSessionLinks(doc any) any {
+	toolCallContent(doc, "", func(content []any, _ string) []any {
+		out := content[:0]
+		for _, e := range content {
+			if !isSessionLink(e) {
+				out = append(out, e)
 			}
-			out = append(out, withoutSessionLinks(e))
 		}
 		return out
-	}
-	return v
+	})
+	return doc
 }

@@ -326,14 +326,21 @@ func (s *Schema) Validate(from Sender, method string, frame []byte) error {
 	if !ok {
 		return errors.New("not a JSON-RPC object (a batch or a scalar)")
 	}
+	// The schema sees the last of two members with one name; a client
+	// may read the first.
+	if dup := duplicateMembers(frame); len(dup) > 0 {
+		return &Error{Def: "JSON", Violations: dup, err: errors.New("duplicate members")}
+	}
 	if obj["jsonrpc"] != "2.0" {
 		return &Error{Def: "JSON-RPC", Violations: []Violation{{Path: "/jsonrpc", Message: `must be "2.0"`}}, err: errors.New("bad jsonrpc")}
 	}
-	if bad := badSessionLinks(doc, ""); len(bad) > 0 {
+	if bad := rootMembers(obj); len(bad) > 0 {
+		return &Error{Def: "JSON-RPC", Violations: bad, err: errors.New("bad members")}
+	}
+	if bad := badSessionLinks(doc); len(bad) > 0 {
 		return &Error{Def: "SessionReference", Violations: bad, err: errors.New("bad session link")}
 	}
-	doc = withoutSessionLinks(doc)
-	obj = doc.(map[string]any)
+	withoutSessionLinks(doc)
 	handler := string(from.other())
 	env := envelopeOf(obj)
 	f := s.stable
@@ -461,106 +468,207 @@ func (s *Schema) check(f *file, def string, inst any, at string) error {
 }
 
 // leaves flattens a validation error to the innermost failures, one per
-// instance location (the first message there). Of the alternatives of an
-// anyOf or oneOf, those whose discriminator did not match (a failed
-// const, as sessionUpdate's) are left out when another one got further,
-// so a bad tool_call_update names its own field, not every other update.
+// instance location (the first message there). An anyOf or oneOf is read
+// as a reader would want it:
+//
+//   - alternatives that are all values the instance is not (an enum
+//     spelled as consts, an optional field's null) become one violation
+//     that lists them all;
+//   - alternatives whose discriminator did not match (the const of a
+//     member, as sessionUpdate's or a content block's type) are left out
+//     when another one got further, so a bad tool_call_update names its
+//     own field, not every other update; when none got further, one
+//     violation at the discriminator lists the values it may have.
 func (s *Schema) leaves(ve *jsonschema.ValidationError, at string) []Violation {
 	var out []Violation
 	seen := map[string]bool{}
+	add := func(p, msg string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, Violation{Path: p, Message: msg})
+		}
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			causes := e.Causes
-			switch e.ErrorKind.(type) {
-			case *kind.AnyOf, *kind.OneOf:
-				// A value that is no null fails the null alternative of
-				// an optional field too: the other alternative says why.
-				if kept := slices.DeleteFunc(slices.Clone(causes), onlyNull); len(kept) > 0 {
-					causes = kept
-				}
-				if kept := slices.DeleteFunc(slices.Clone(causes), failsConst); len(kept) > 0 {
-					causes = kept
-				}
-				// An enum spelled as alternative consts fails as one.
-				if msg, ok := oneOfValues(causes); ok {
-					if p := at + pointer(e.InstanceLocation); !seen[p] {
-						seen[p] = true
-						out = append(out, Violation{Path: p, Message: msg})
-					}
-					return
-				}
+		if len(e.Causes) == 0 {
+			add(at+pointer(e.InstanceLocation), e.ErrorKind.LocalizedString(s.printer))
+			return
+		}
+		causes := e.Causes
+		if disjunction(e) {
+			loc := pointer(e.InstanceLocation)
+			if alts, got, ok := valueAlternatives(e, loc); ok {
+				add(at+loc, mustBe(alts, got))
+				return
 			}
+			var kept []*jsonschema.ValidationError
+			tagLoc, tags, sameTag := "", []string(nil), true
+			var tagGot any
 			for _, c := range causes {
-				walk(c)
+				l, want, got, ok := discriminator(c, loc)
+				if !ok {
+					kept = append(kept, c)
+					continue
+				}
+				if tagLoc != "" && l != tagLoc {
+					sameTag = false
+				}
+				tagLoc, tagGot = l, got
+				if !slices.Contains(tags, want) {
+					tags = append(tags, want)
+				}
 			}
-			return
+			switch {
+			case len(kept) > 0:
+				causes = kept
+			case sameTag && tagLoc != "":
+				add(at+tagLoc, mustBe(tags, tagGot))
+				return
+			}
 		}
-		p := at + pointer(e.InstanceLocation)
-		if seen[p] {
-			return
+		for _, c := range causes {
+			walk(c)
 		}
-		seen[p] = true
-		out = append(out, Violation{Path: p, Message: e.ErrorKind.LocalizedString(s.printer)})
 	}
 	walk(ve)
 	return out
 }
 
-// oneOfValues says "must be one of ..." when every cause is a failed
-// const (an enum as alternatives), else ok is false.
-func oneOfValues(causes []*jsonschema.ValidationError) (string, bool) {
-	var want []string
-	var got any
-	for _, c := range causes {
-		k, ok := c.ErrorKind.(*kind.Const)
-		if !ok || len(c.Causes) > 0 {
-			return "", false
-		}
-		b, _ := json.Marshal(k.Want)
-		want = append(want, string(b))
-		got = k.Got
+// disjunction reports whether e is an anyOf or a oneOf that no
+// alternative matched.
+func disjunction(e *jsonschema.ValidationError) bool {
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf:
+		return true
+	case *kind.OneOf:
+		return k.Subschemas == nil
 	}
-	if len(want) < 2 {
-		return "", false
-	}
-	g, _ := json.Marshal(got)
-	return "must be one of " + strings.Join(want, ", ") + ", not " + string(g), true
+	return false
 }
 
-// onlyNull reports whether e is the failure of a {"type":"null"}
-// alternative.
-func onlyNull(e *jsonschema.ValidationError) bool {
-	t, ok := e.ErrorKind.(*kind.Type)
-	return ok && len(e.Causes) == 0 && len(t.Want) == 1 && t.Want[0] == "null"
+// wrapper reports whether e only groups the failures of one schema
+// ($ref, allOf, a subschema).
+func wrapper(e *jsonschema.ValidationError) bool {
+	switch e.ErrorKind.(type) {
+	case *kind.Group, *kind.AllOf, *kind.Reference:
+		return true
+	}
+	return false
 }
 
-// failsConst reports whether a const keyword failed anywhere in e, at
-// most two levels down (the discriminator of an alternative).
-func failsConst(e *jsonschema.ValidationError) bool {
-	var find func(e *jsonschema.ValidationError, depth int) bool
-	find = func(e *jsonschema.ValidationError, depth int) bool {
-		if _, ok := e.ErrorKind.(*kind.Const); ok {
-			return true
+// valueAlternatives returns, when every alternative of e failed as a value
+// at loc (a const, an enum, a type, through wrappers and nested
+// disjunctions), what each alternative wanted (JSON values, or type
+// names) and the value the instance has.
+func valueAlternatives(e *jsonschema.ValidationError, loc string) (alts []string, got any, ok bool) {
+	if pointer(e.InstanceLocation) != loc {
+		return nil, nil, false
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Const:
+		return []string{jsonText(k.Want)}, k.Got, true
+	case *kind.Enum:
+		for _, w := range k.Want {
+			alts = append(alts, jsonText(w))
 		}
-		if depth == 0 {
-			return false
+		return alts, k.Got, true
+	case *kind.Type:
+		for _, w := range k.Want {
+			alts = append(alts, typeName(w))
 		}
-		for _, c := range e.Causes {
-			if find(c, depth-1) {
-				return true
+		return alts, typeOnly{k.Got}, true
+	}
+	if len(e.Causes) == 0 || !disjunction(e) && !(wrapper(e) && len(e.Causes) == 1) {
+		return nil, nil, false
+	}
+	for _, c := range e.Causes {
+		a, g, ok := valueAlternatives(c, loc)
+		if !ok {
+			return nil, nil, false
+		}
+		if _, only := g.(typeOnly); !only || got == nil {
+			got = g // a value beats a type name
+		}
+		for _, x := range a {
+			if !slices.Contains(alts, x) {
+				alts = append(alts, x)
 			}
 		}
-		return false
 	}
-	return find(e, 3)
+	return alts, got, true
+}
+
+// typeOnly is the instance of a type failure: only its type is known.
+type typeOnly struct{ name string }
+
+// discriminator reports whether the alternative e failed a const on a
+// member of the object at loc (through wrappers, not through a nested
+// disjunction: that is a field's enum, not a discriminator), and returns
+// the member's location, the value the const wanted and the one it got.
+func discriminator(e *jsonschema.ValidationError, loc string) (string, string, any, bool) {
+	if k, ok := e.ErrorKind.(*kind.Const); ok {
+		l := pointer(e.InstanceLocation)
+		if member, ok := strings.CutPrefix(l, loc+"/"); ok && member != "" && !strings.Contains(member, "/") {
+			return l, jsonText(k.Want), k.Got, true
+		}
+		return "", "", nil, false
+	}
+	if !wrapper(e) {
+		return "", "", nil, false
+	}
+	for _, c := range e.Causes {
+		if l, w, g, ok := discriminator(c, loc); ok {
+			return l, w, g, true
+		}
+	}
+	return "", "", nil, false
+}
+
+// mustBe says what a value may be and what it is:
+// `must be one of "a", "b", not "c"`. A null alternative is left out when
+// there are others (a value that is no null fails an optional field's null
+// alternative too: the others say why).
+func mustBe(alts []string, got any) string {
+	if i := slices.Index(alts, "null"); i >= 0 && len(alts) > 1 {
+		alts = slices.Delete(slices.Clone(alts), i, i+1)
+	}
+	msg := "must be " + alts[0]
+	if len(alts) > 1 {
+		msg = "must be one of " + strings.Join(alts, ", ")
+	}
+	switch g := got.(type) {
+	case nil:
+		return msg
+	case typeOnly:
+		return msg + ", not " + typeName(g.name)
+	}
+	return msg + ", not " + jsonText(got)
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// typeName names a JSON type as a value of it: "a string", "null".
+func typeName(t string) string {
+	switch t {
+	case "null":
+		return "null"
+	case "array", "integer", "object":
+		return "an " + t
+	}
+	return "a " + t
 }
 
 func pointer(loc []string) string {
 	var b strings.Builder
 	for _, p := range loc {
 		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1"))
+		b.WriteString(escapePointer(p))
 	}
 	return b.String()
 }

@@ -96,6 +96,34 @@ func TestValidate(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"agent exited"}}`, ""},
 		{"error without message", FromAgent, "session/prompt",
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603}}`, "/error"},
+		// P3: never a new root field; a frame is one JSON-RPC message.
+		{"P3 root member", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t"}},"extra":1}`, "/extra"},
+		{"request with a result", FromAgent, "",
+			`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[]},"result":{}}`, "/result"},
+		{"response with result and error", FromAgent, "session/new",
+			`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"},"error":{"code":1,"message":"m"}}`, "/error"},
+		// P3: a member twice is read differently by different clients
+		// (the first or the last); the schema sees only the last.
+		{"P3 duplicate member", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"launched","status":"completed"}}}`, "/params/update/status"},
+		{"P3 duplicate root member", FromAgent, "",
+			`{"jsonrpc":"1.0","jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t"}}}`, "/jsonrpc"},
+		// A session link is tool call content (S1), nowhere else.
+		{"session link in a permission request's tool call", FromAgent, "",
+			`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t","content":[{"type":"session","sessionId":"c"}]},"options":[]}}`, ""},
+		{"session link in a plan", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"type":"session","sessionId":"c"}]}}}`, "/params/update/entries/0"},
+		{"session link in a prompt", FromClient, "",
+			`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"session","sessionId":"c"}]}}`, "/params/prompt/0/type"},
+		{"session link as a permission option", FromAgent, "",
+			`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[{"type":"session","sessionId":"c"}]}}`, "/params/options/0"},
+		// Vendor data (rawInput, rawOutput, _meta) is free-form: an object
+		// there that says "type":"session" is no session link.
+		{"type session in rawInput", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","rawInput":{"type":"session","name":"x"}}}}`, ""},
+		{"type session in _meta", FromAgent, "",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","_meta":{"v":[{"type":"session"}]}}}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Validate(tc.from, tc.method, []byte(tc.frame))
@@ -197,5 +225,58 @@ func TestValidateDefProxyShapes(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("ValidateDef(%s, %s) = %v, want ok=%v", tt.def, tt.value, err, tt.ok)
 		}
+	}
+}
+
+// TestViolationMessages: a violation names what the value may be, at
+// the place that is wrong, so that a reader can fix the frame from the
+// message alone: all the values of an enum (not the first alternative's,
+// not "want null" from an optional field's null branch), and for an
+// unknown sessionUpdate kind the kinds there are, not the first kind's
+// missing fields.
+func TestViolationMessages(t *testing.T) {
+	s, err := Load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(u string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":` + u + `}}`
+	}
+	for _, tc := range []struct {
+		name, frame string
+		path        string
+		want        []string // substrings of the violation's message
+		only        bool     // the only violation
+	}{
+		{"status out of the enum", update(`{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"done"}`),
+			"/params/update/status", []string{`"pending"`, `"in_progress"`, `"completed"`, `"failed"`, `not "done"`}, true},
+		{"kind out of the enum", update(`{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","kind":"subagent"}`),
+			"/params/update/kind", []string{`"read"`, `"execute"`, `"other"`, `not "subagent"`}, true},
+		{"unknown sessionUpdate", update(`{"sessionUpdate":"bogus"}`),
+			"/params/update/sessionUpdate", []string{`"agent_message_chunk"`, `"tool_call_update"`, `"plan"`, `not "bogus"`}, true},
+		{"a field of the right update", update(`{"sessionUpdate":"tool_call_update","toolCallId":5}`),
+			"/params/update/toolCallId", []string{"string"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e *Error
+			if err := s.Validate(FromAgent, "", []byte(tc.frame)); !errors.As(err, &e) {
+				t.Fatalf("want an *Error, got %v", err)
+			}
+			if tc.only && len(e.Violations) != 1 {
+				t.Errorf("want one violation, got %v", e.Violations)
+			}
+			for _, v := range e.Violations {
+				if v.Path != tc.path {
+					continue
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(v.Message, w) {
+						t.Errorf("message %q at %s does not name %s", v.Message, v.Path, w)
+					}
+				}
+				return
+			}
+			t.Fatalf("no violation at %s: %v", tc.path, e.Violations)
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -145,11 +146,16 @@ func writeFiles(dir string, files []npmFile, mtime time.Time) error {
 	for _, f := range files {
 		data := f.data
 		if f.json != nil {
-			b, err := json.MarshalIndent(f.json, "", "  ")
-			if err != nil {
+			// As npm writes package.json: ">=16", not encoding/json's
+			// HTML-safe "\u003e=16", which the registry shows as is.
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(f.json); err != nil {
 				return err
 			}
-			data = append(b, '\n')
+			data = b.Bytes()
 		}
 		path := filepath.Join(dir, filepath.FromSlash(f.name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

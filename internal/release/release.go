@@ -240,8 +240,12 @@ func LatestVersion(root string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", errors.New("CHANGELOG.md has no released version")
+	return "", ErrNoRelease
 }
+
+// ErrNoRelease is LatestVersion's error for a CHANGELOG.md with no
+// released version yet (only Unreleased).
+var ErrNoRelease = errors.New("CHANGELOG.md has no released version")
 
 var changelogHeading = regexp.MustCompile(`(?m)^## \[([^\]]+)\]`)
 

@@ -62,12 +62,18 @@ func TestReproducible(t *testing.T) {
 		// build refuse the version.
 		runGit(t, repoRoot, "clone", "--quiet", "--shared", "--no-tags", ".", clone)
 		v, err := LatestVersion(clone) // the commit's own changelog
-		if err != nil {
+		trial := false
+		switch {
+		case errors.Is(err, ErrNoRelease):
+			// Before the first release: a trial build of a version to
+			// come (the clone is clean, so it is stamped as a release).
+			v, trial = "0.0.0-test", true
+		case err != nil:
 			t.Fatal(err)
 		}
 		version = v
 		out := filepath.Join(t.TempDir(), "dist")
-		res, err := Build(Config{Root: clone, Version: version, Out: out, Platforms: []Platform{host}})
+		res, err := Build(Config{Root: clone, Version: version, Out: out, Platforms: []Platform{host}, AllowDirty: trial})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,5 +328,36 @@ func TestParsePlatform(t *testing.T) {
 	}
 	if got := PlatformPackage(Platform{"windows", "amd64"}); got != "acp-normalize-win32-x64" {
 		t.Errorf("windows package %s (npm's os is win32, cpu x64)", got)
+	}
+}
+
+// TestNPMJSONAsWritten: a package.json reads as npm writes one, ">=16"
+// and not encoding/json's HTML-safe "\u003e=16" (the launcher's engines
+// field), two-space indented, one newline at the end.
+func TestNPMJSONAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	pj := map[string]any{"engines": map[string]string{"node": ">=16"}, "description": "a <proxy> & more"}
+	if err := writeFiles(dir, []npmFile{{name: "package.json", mode: 0o644, json: pj}}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"description\": \"a <proxy> & more\",\n  \"engines\": {\n    \"node\": \">=16\"\n  }\n}\n"
+	if string(got) != want {
+		t.Errorf("package.json:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestLatestVersionNoRelease: a changelog with only Unreleased notes has no
+// released version (ErrNoRelease), as before the first release.
+func TestLatestVersionNoRelease(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "CHANGELOG.md"), []byte("# Changelog\n\n## [Unreleased]\n\n- a change\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := LatestVersion(dir); !errors.Is(err, ErrNoRelease) {
+		t.Errorf("LatestVersion = %q, %v; want ErrNoRelease", v, err)
 	}
 }
