@@ -39,20 +39,20 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 		// Quoted, so that a mention inside a string (escaped \") never
 		// matches: a chunk of the main agent's text is never decoded.
 		Triggers: []string{
-			`"initialize"`,                 // the client's opt-in (S0)
-			`"` + metaKey + `"`,            // snapshots and parent links the vendor modules added (S4, S5, S8)
-			`"` + childPrefix,              // client frames naming a synthesized child (S5)
-			`"subagent_spawned"`,           // the draft dialect (S6)
-			`"subagent_state_update"`,      // (S6)
-			`"subagent_update"`,            // the agent's own child sessions (S3, P3)
-			`"session_message"`,            // (P3)
-			`"session_message_chunk"`,      // (P3)
-			`"session"`,                    // {"type":"session"} content (P3)
-			`"session/request_permission"`, // agent requests that may name a child (S7)
-			`"fs/`,                         // (S7)
-			`"terminal/`,                   // (S7)
-			`"elicitation/create"`,         // (S7)
-			`"session/close"`,              // state dropped (P6)
+			`"initialize"`,            // the client's opt-in (S0)
+			`"` + metaKey + `"`,       // snapshots and parent links the vendor modules added (S4, S5, S8)
+			`"` + childPrefix,         // client frames naming a synthesized child (S5)
+			`"subagent_spawned"`,      // the draft dialect (S6)
+			`"subagent_state_update"`, // (S6)
+			`"subagent_update"`,       // the agent's own child sessions (S3, P3)
+			`"session_message"`,       // (P3)
+			`"session_message_chunk"`, // (P3)
+			`"session/close"`,         // state dropped (P6)
+			// A child session the client was never told of is watched
+			// by its id (S7): its notifications and requests, whatever
+			// their method, reach the module through that trigger, so
+			// no method of every session (fs/*, terminal/*, a "te"
+			// opening every chunk's "text" would hit) is a trigger.
 		},
 		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, traits) },
 	}
