@@ -112,8 +112,12 @@ type Router struct {
 	// Env; filled in when the client's initialize request passes.
 	client *rewrite.Client
 	seq    atomic.Int64
-	// triggers finds the modules a frame concerns without decoding it.
-	triggers *TriggerIndex
+	// triggers finds the modules a frame concerns without decoding it:
+	// the modules' own triggers, the router's, and those modules watch
+	// (rewrite.Env.Watcher). Swapped whole when a watch changes, so that
+	// the other side's scan, which runs outside mu, reads a consistent
+	// index.
+	triggers atomic.Pointer[TriggerIndex]
 
 	frames [3]rewrite.Frame // per side, reused: each side calls sequentially
 	memos  [3]triggerMemo
@@ -138,6 +142,9 @@ type Router struct {
 	// such a module is off here, so nested proxies neither repeat its work
 	// nor overwrite its snapshots with less than the inner one knew.
 	inner uint64
+	// watched are the triggers modules watch (rewrite.Watcher), with the
+	// bits of the modules watching each.
+	watched map[string]uint64
 }
 
 // scan returns the modules a frame triggers and whether it may answer a
@@ -146,7 +153,7 @@ type Router struct {
 // envelope of the side's last untriggered frame (in a chunk storm, only
 // the text is scanned).
 func (r *Router) scan(from pipe.Side, raw []byte) (matched uint64, mayAnswer bool) {
-	found := r.triggers.MatchMemo(raw, &r.memos[from])
+	found := r.triggers.Load().MatchMemo(raw, &r.memos[from])
 	return found & modulesMask, found&maybeResponse == maybeResponse
 }
 
@@ -174,9 +181,10 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	// One byte budget for the connection: every module's held state
 	// together stays under it (P6).
 	budget := table.NewBudget(cfg.MaxHeldBytes)
-	for _, m := range cfg.Modules {
+	for i, m := range cfg.Modules {
 		lg := cfg.Logger.With("module", m.Name)
-		rw := m.New(rewrite.Env{Logger: lg, Settings: cfg.Settings, Budget: budget, MaxEntries: cfg.MaxEntries, Client: r.client})
+		rw := m.New(rewrite.Env{Logger: lg, Settings: cfg.Settings, Budget: budget, MaxEntries: cfg.MaxEntries, Client: r.client,
+			Watcher: &watcher{r: r, bit: uint64(1) << i, log: lg}})
 		r.mods = append(r.mods, &attached{mod: m, rw: rw, logger: lg, warned: map[string]bool{}})
 		names = append(names, m.Name)
 	}
@@ -184,11 +192,82 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	if _, err := r.advertisement(names, nil); err != nil {
 		return nil, err
 	}
-	r.triggers = NewTriggerIndex(cfg.Modules)
-	r.triggers.Add(`"id"`, bitID)
-	r.triggers.Add(`"result"`, bitResult)
-	r.triggers.Add(`"error"`, bitResult)
+	r.triggers.Store(r.buildIndex(0))
 	return r, nil
+}
+
+// buildIndex returns the trigger index of the modules, the router's own
+// triggers and the watched ones, numbered gen (the memos of an older
+// index start over, see triggerMemo).
+func (r *Router) buildIndex(gen uint64) *TriggerIndex {
+	x := NewTriggerIndex(r.cfg.Modules)
+	x.Add(`"id"`, bitID)
+	x.Add(`"result"`, bitResult)
+	x.Add(`"error"`, bitResult)
+	for t, bits := range r.watched {
+		for i := range r.mods {
+			if bits&(1<<i) != 0 {
+				x.Add(t, uint(i))
+			}
+		}
+	}
+	x.gen = gen
+	return x
+}
+
+// maxWatched bounds the triggers all modules of a connection watch
+// together (P6: each watched trigger costs every frame a little).
+const maxWatched = 64
+
+// watcher is one module's rewrite.Watcher. Its methods run inside the
+// module's calls, so r.mu is held.
+type watcher struct {
+	r   *Router
+	bit uint64
+	log *slog.Logger
+}
+
+func (w *watcher) Watch(trigger string) bool {
+	r := w.r
+	if trigger == "" {
+		return false
+	}
+	if r.watched[trigger]&w.bit != 0 {
+		return true
+	}
+	if _, ok := r.watched[trigger]; !ok && len(r.watched) >= maxWatched {
+		w.log.Debug("trigger not watched: the connection watches the most it may", "rule", "P6", "max", maxWatched)
+		return false
+	}
+	if r.watched == nil {
+		r.watched = map[string]uint64{}
+	}
+	r.watched[trigger] |= w.bit
+	r.rebuild()
+	return true
+}
+
+// rebuild swaps in an index with the watched triggers as they now are;
+// before NewRouter has built the first one (a watch from a module's New),
+// that first one will have them.
+func (r *Router) rebuild() {
+	if old := r.triggers.Load(); old != nil {
+		r.triggers.Store(r.buildIndex(old.gen + 1))
+	}
+}
+
+func (w *watcher) Unwatch(trigger string) {
+	r := w.r
+	bits, ok := r.watched[trigger]
+	if !ok || bits&w.bit == 0 {
+		return
+	}
+	if bits &^= w.bit; bits == 0 {
+		delete(r.watched, trigger)
+	} else {
+		r.watched[trigger] = bits
+	}
+	r.rebuild()
 }
 
 // Bits of the trigger index that the router uses itself, above the
@@ -246,7 +325,7 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	if from == pipe.Agent && env.Kind == pipe.Response {
 		cur, replaced, f.Initialize = r.agentAnswered(&env, raw, &chk)
 	}
-	cur, replaced, outs, dropped := r.runModules(f, matched, cur, replaced, &chk)
+	cur, replaced, outs, dropped := r.runModules(f, 0, matched, cur, replaced, &chk)
 	if dropped {
 		r.record(seq, pipe.OpDrop, to, nil)
 	} else {
@@ -260,8 +339,37 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 		}
 		dst = append(dst, Out{To: to, Frame: cur, Op: op, Re: seq})
 	}
+	return r.emitOutputs(dst, f, seq, outs)
+}
+
+// emitOutputs appends the outputs modules made for a frame from side
+// from. A frame a module emits toward the side the frame was going (to
+// the client, for an agent frame) joins that stream right after the
+// frame (P2), so the modules after the one that emitted it see it as
+// they see any frame of that stream, triggers and all: a module that
+// works on what the vendor modules made of the stream (the sessions
+// module) sees their added frames too. Replies and requests go to
+// their side as they are. f is the side's reusable frame. r.mu must be
+// held.
+func (r *Router) emitOutputs(dst []Out, f *rewrite.Frame, seq int64, outs []moduleOutput) []Out {
+	from := f.From
 	for _, o := range outs {
-		dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{o.out})
+		if o.out.Request != nil || o.out.Frame == nil || o.out.To != from.Other() || o.mod+1 >= len(r.mods) {
+			dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{o.out})
+			continue
+		}
+		matched := r.triggers.Load().Match(o.out.Frame) & modulesMask &^ r.inner
+		matched &^= 1<<(o.mod+1) - 1 // the emitting module and those before it
+		var more []moduleOutput
+		cur, dropped := o.out.Frame, false
+		if matched != 0 {
+			f.Reset(from, cur, seq)
+			cur, _, more, dropped = r.runModules(f, o.mod+1, matched, cur, false, nil)
+		}
+		if !dropped {
+			dst = r.appendOutputs(dst, from, seq, o.mod, []rewrite.Output{{To: o.out.To, Frame: cur}})
+		}
+		dst = r.emitOutputs(dst, f, seq, more)
 	}
 	return dst
 }
@@ -561,20 +669,23 @@ func (r *Router) rewritable(chk *frameCheck, from pipe.Side) bool {
 	return chk.err == nil
 }
 
-// runModules offers the frame to every module it triggers, in order. A
-// module that replaces it hands the new frame to the next ones; one that
-// drops it ends the loop. r.mu must be held.
-func (r *Router) runModules(f *rewrite.Frame, matched uint64, cur []byte, replaced bool, chk *frameCheck) ([]byte, bool, []moduleOutput, bool) {
+// runModules offers the frame to every module from start on that it
+// triggers, in order. A module that replaces it hands the new frame to
+// the next ones; one that drops it ends the loop. chk is the input
+// frame's check (nil for a frame a module emitted: the proxy's own, valid
+// JSON). r.mu must be held.
+func (r *Router) runModules(f *rewrite.Frame, start int, matched uint64, cur []byte, replaced bool, chk *frameCheck) ([]byte, bool, []moduleOutput, bool) {
 	var outs []moduleOutput
 	from, seq := f.From, f.Seq
 	stale := replaced // triggers are checked on the frame as it now is
 	matched &^= r.inner
-	if matched != 0 && !r.rewritable(chk, from) {
+	if matched != 0 && chk != nil && !r.rewritable(chk, from) {
 		return cur, replaced, nil, false
 	}
-	for i, m := range r.mods {
+	for i := start; i < len(r.mods); i++ {
+		m := r.mods[i]
 		if stale {
-			matched = r.triggers.Match(cur) & modulesMask &^ r.inner
+			matched = r.triggers.Load().Match(cur) & modulesMask &^ r.inner
 			init := f.Initialize
 			f.Reset(from, cur, seq)
 			f.Initialize = init

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
@@ -525,6 +526,123 @@ func TestRouterEnv(t *testing.T) {
 	for _, env := range envs {
 		if env.Settings.String("vendor") != "b" || env.MaxEntries != 7 || env.Budget == nil || env.Budget != envs[0].Budget {
 			t.Errorf("env %+v: want the run's settings, cap 7 and the shared budget", env)
+		}
+	}
+}
+
+// seenModule records the frames it is handed; it replaces test/emitted
+// frames (adding "seen":true) and drops those with "n":3.
+type seenModule struct {
+	name string
+	seen *[]string
+	env  rewrite.Env
+}
+
+func newSeenModule(name string, triggers []string, seen *[]string) rewrite.Module {
+	return rewrite.Module{Name: name, Doc: "records frames", Triggers: triggers,
+		New: func(env rewrite.Env) rewrite.Rewriter { return &seenModule{name: name, seen: seen, env: env} }}
+}
+
+func (m *seenModule) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
+	*m.seen = append(*m.seen, m.name+" "+string(f.Raw))
+	var v rewrite.Verdict
+	switch f.Method() {
+	case "test/emitted":
+		if n, _ := f.Lookup("params", "n"); string(n) == "3" {
+			v.DropFrame()
+			return v, nil
+		}
+		out, err := rewrite.Set(f.Raw, []byte("true"), "params", "seen")
+		if err != nil {
+			return v, err
+		}
+		v.Replace(out)
+	case "watch/add", "watch/remove":
+		s, _ := rawjson.LookupString(f.Raw, "params", "t")
+		if f.Method() == "watch/add" {
+			m.env.Watch(s)
+		} else {
+			m.env.Unwatch(s)
+		}
+	}
+	return v, nil
+}
+
+// TestRouterEmitsPassLaterModules: a frame a module emits toward the
+// frame's destination is offered to the modules after it (and only to
+// them), which may replace or drop it; the frame itself comes first
+// (P2). Replies to the sender go back untouched.
+func TestRouterEmitsPassLaterModules(t *testing.T) {
+	var seen []string
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{
+		newSeenModule("before", []string{`"test/emitted"`}, &seen),
+		newTestModule(),
+		newSeenModule("after", []string{`"test/emitted"`, `"result"`}, &seen),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSteps(t, r, []step{
+		{A, `{"method":"test/emit"}`, []string{
+			`client forward {"method":"test/emit"}`,
+			`client emit {"jsonrpc":"2.0","method":"test/emitted","params":{"n":1,"seen":true}}`,
+			`client emit {"jsonrpc":"2.0","method":"test/emitted","params":{"n":2,"seen":true}}`,
+		}},
+		{A, `{"id":0,"method":"test/reply"}`, []string{`agent reply {"jsonrpc":"2.0","id":0,"result":{}}`}},
+	})
+	want := []string{
+		`after {"jsonrpc":"2.0","method":"test/emitted","params":{"n":1}}`,
+		`after {"jsonrpc":"2.0","method":"test/emitted","params":{"n":2}}`,
+	}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Errorf("modules saw\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRouterWatch: a trigger a module watches selects frames for it from
+// the next frame on, even a frame whose twin the trigger memo had
+// cleared (P1: before the watch it was never decoded); unwatched, it
+// selects nothing again.
+func TestRouterWatch(t *testing.T) {
+	var seen []string
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{
+		newSeenModule("w", []string{`"watch/`}, &seen),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"child-7","update":{"sessionUpdate":"agent_message_chunk"}}}`
+	steps := []step{
+		{A, chunk, []string{"client forward " + chunk}},
+		{A, chunk, []string{"client forward " + chunk}},
+		{A, `{"method":"watch/add","params":{"t":"\"child-7\""}}`, []string{`client forward {"method":"watch/add","params":{"t":"\"child-7\""}}`}},
+		{A, chunk, []string{"client forward " + chunk}},
+		{C, `{"method":"watch/remove","params":{"t":"\"child-7\""}}`, []string{`agent forward {"method":"watch/remove","params":{"t":"\"child-7\""}}`}},
+		{A, chunk, []string{"client forward " + chunk}},
+	}
+	runSteps(t, r, steps)
+	if n := strings.Count(strings.Join(seen, "\n"), "child-7\",\"update"); n != 1 {
+		t.Errorf("the module saw the watched session's chunk %d times, want once (after the watch, before the unwatch):\n%s", n, strings.Join(seen, "\n"))
+	}
+}
+
+// TestRouterWatchBounded: a connection watches at most maxWatched
+// triggers (P6); Watch says when it cannot.
+func TestRouterWatchBounded(t *testing.T) {
+	var got []bool
+	mod := rewrite.Module{Name: "w", Doc: "d", Triggers: []string{`"x"`}, New: func(env rewrite.Env) rewrite.Rewriter {
+		for i := range maxWatched + 1 {
+			got = append(got, env.Watch(fmt.Sprintf(`"t%d"`, i)))
+		}
+		got = append(got, env.Watch(""))
+		return nil
+	}}
+	if _, err := NewRouter(RouterConfig{Modules: []rewrite.Module{mod}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range got {
+		if want := i < maxWatched; ok != want {
+			t.Errorf("Watch %d = %v, want %v", i, ok, want)
 		}
 	}
 }

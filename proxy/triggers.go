@@ -39,6 +39,9 @@ type TriggerIndex struct {
 	spelled bool
 	// hasMethod: the method trigger is indexed (it reads past its end).
 	hasMethod bool
+	// gen numbers the router's indexes of one connection: a memo made
+	// with another index starts over (its triggers may differ).
+	gen uint64
 }
 
 type trigger struct {

@@ -33,11 +33,18 @@ type triggerMemo struct {
 	// that check reads has no fixed length, so a frame that shares the
 	// prefix past it is scanned again from there.
 	respell int
+	// gen is the TriggerIndex.gen the memo was made with.
+	gen uint64
 }
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
 // trigger, and updating m.
 func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
+	if m.gen != x.gen {
+		// Made with other triggers: what it says held none may hold
+		// one of this index's.
+		*m = triggerMemo{gen: x.gen}
+	}
 	from, same := 0, 0
 	var mask uint64
 	note := len(frame) // the first candidate quote of other spellings

@@ -6,7 +6,11 @@
 //     NewTable makes one with the connection's caps from the Env;
 //   - rewritetest: golden harness, log recorder, ACP schema check;
 //   - launch: the state of subagent launch calls that are one ACP tool
-//     call (snapshot, forward-only status, V3 titles, the V5 update).
+//     call (snapshot, forward-only status, V3 titles, the V5 update);
+//   - sessions: the module that gives every vendor's subagents standard
+//     child sessions (S0-S8), from the snapshots the vendor modules
+//     write; a vendor module declares what it must know of the vendor
+//     besides in Module.Sessions (SessionTraits).
 //
 // Below it, internal/rawjson holds the raw-JSON helpers (lookup, string
 // decode, splice) the wire uses too; above it, proxy/proxytest runs
@@ -28,10 +32,11 @@
 //
 // For each connection the proxy calls Module.New once and then hands the
 // Rewriter every frame, in wire order and never concurrently, that contains
-// at least one of the module's triggers (found before any decoding, in any
-// spelling a JSON parser reads the same) and is valid JSON nested at most
-// pipe.MaxDepth deep: the router checks that once per frame, for every
-// module alike, and forwards any other frame unchanged (rule P5). The Rewriter answers with a Verdict. The zero Verdict forwards
+// at least one of the module's triggers, or of the triggers it watches
+// (Env.Watcher) (found before any decoding, in any spelling a JSON parser
+// reads the same), and is valid JSON nested at most pipe.MaxDepth deep:
+// the router checks that once per frame, for every module alike, and
+// forwards any other frame unchanged (rule P5). The Rewriter answers with a Verdict. The zero Verdict forwards
 // the frame unchanged; a Verdict can also replace the frame, drop it, send
 // frames to either side (a reply to the sender, or frames emitted right
 // after the frame in its own direction), and send requests to either side

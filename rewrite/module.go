@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -51,6 +52,10 @@ type Module struct {
 	// tools such as the replay timeline can name them without a list of
 	// their own.
 	VendorMethods []string
+	// Sessions, when set, is what the sessions module (rules S0-S8),
+	// which works from the snapshots every vendor module writes, must
+	// know of the vendor besides.
+	Sessions *SessionTraits
 	// HandledByClients names clients known to handle some of the
 	// module's VendorMethods themselves (rule P7): for such a client the
 	// module forwards those requests unchanged and sends no answer of
@@ -67,6 +72,26 @@ type Module struct {
 	Summarize func(method string, params []byte, quote func(string) string) string
 	// New returns the module's state for one connection.
 	New func(Env) Rewriter
+}
+
+// SessionTraits is what a vendor module declares for the sessions module.
+type SessionTraits struct {
+	// NativeOption names one of the module's bool Options. While it is
+	// on, an opted-in client's initialize is forwarded with the
+	// _meta.subagents spelling of the opt-in (rule S0), which the
+	// vendor's agent answers with child sessions of its own in the
+	// draft dialect (S2, S6), so the sessions module synthesizes none
+	// for the module's launch calls (S4); off, _meta.subagents is left
+	// out and the proxy synthesizes them (S1).
+	NativeOption string
+	// FallbackTitle is a synthesized child session's title when the
+	// launch call's snapshot has no description (S1's "Subagent task");
+	// "" for rule S4's: the prompt's first line, else "Subagent".
+	FallbackTitle string
+	// DraftMeta is the _meta key under which the agent's draft
+	// subagent_spawned names its launch call (toolCallId), the child's
+	// agentId and model (S2, S6); "" when it names none.
+	DraftMeta string
 }
 
 // Handles reports whether method is one of the module's VendorMethods.
@@ -111,10 +136,40 @@ type Env struct {
 	// MaxEntries caps the entries of each of the module's tables
 	// (table.DefaultEntries when zero).
 	MaxEntries int
+	// Watcher adds triggers for the rest of the connection (nil in a
+	// test without a router: use Env.Watch and Env.Unwatch).
+	Watcher Watcher
 	// Client is the connection's client (rule P7), the same for every
 	// module; the router fills it in when the client's initialize
 	// request passes. Nil (tests, tools) is a client nothing is known of.
 	Client *Client
+}
+
+// Watcher lets a module see more frames while a connection runs: a
+// watched trigger selects frames as the module's own Triggers do, from
+// the next frame the proxy reads on. A module watches what it learns at
+// run time, such as the id of a session whose every frame it must see
+// (rule S7), so that no frame without it is ever decoded for it (P1).
+// Its methods may only be called from inside the module's Rewrite,
+// HandleResponse or Close.
+type Watcher interface {
+	// Watch adds trigger; false when it cannot (empty, or the
+	// connection watches the most it may: P6).
+	Watch(trigger string) bool
+	// Unwatch removes a trigger Watch added.
+	Unwatch(trigger string)
+}
+
+// Watch adds a trigger through e.Watcher (see Watcher); false without one.
+func (e Env) Watch(trigger string) bool {
+	return e.Watcher != nil && e.Watcher.Watch(trigger)
+}
+
+// Unwatch removes a watched trigger.
+func (e Env) Unwatch(trigger string) {
+	if e.Watcher != nil {
+		e.Watcher.Unwatch(trigger)
+	}
 }
 
 // NewTable returns a capped table of the connection (rule P6): cfg with
@@ -172,6 +227,11 @@ func Validate(mods []Module) error {
 		}
 		if m.New == nil {
 			errs = append(errs, fmt.Errorf("module %q: no constructor", m.Name))
+		}
+		if st := m.Sessions; st != nil && st.NativeOption != "" && !slices.ContainsFunc(m.Options, func(o Option) bool {
+			return o.Name == st.NativeOption && o.Kind == BoolOption
+		}) {
+			errs = append(errs, fmt.Errorf("module %q: Sessions.NativeOption %q is none of its bool options", m.Name, st.NativeOption))
 		}
 		errs = append(errs, validateClients(m)...)
 	}

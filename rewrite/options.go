@@ -11,7 +11,8 @@ import (
 type OptionKind uint8
 
 const (
-	// BoolOption is a switch, off by default: --name turns it on.
+	// BoolOption is a switch: off by default, --name turns it on; with
+	// Default "true" it is on by default and --name=false turns it off.
 	BoolOption OptionKind = iota
 	// StringOption takes a value: --name VALUE.
 	StringOption
@@ -29,9 +30,14 @@ type Option struct {
 	Usage string
 	// Kind is the type of the value.
 	Kind OptionKind
-	// Default is a StringOption's value when it is not given.
+	// Default is a StringOption's value when it is not given; for a
+	// BoolOption, "true" makes it on by default ("" or "false": off).
 	Default string
 }
+
+// DefaultOn reports whether o is a bool option that is on unless turned
+// off.
+func (o Option) DefaultOn() bool { return o.Kind == BoolOption && o.Default == "true" }
 
 // EnvVar is the option's environment twin: ACP_NORMALIZE_ and the name in
 // upper case with '_' for '-'.
@@ -85,26 +91,37 @@ func AllOptions(mods []Module) []Option {
 	return all
 }
 
-// Settings are option values by name: "true" for a bool option that is
-// on, the value of a string option. A missing name is off or its default.
+// Settings are option values by name: "true" or "false" for a bool
+// option, the value of a string option. A missing name has its default
+// (Resolve fills it in; On reads it).
 type Settings map[string]string
 
-// Bool reports whether the bool option name is on.
+// Bool reports whether the bool option name is set to "true" (a missing
+// name is off: for an option that may be on by default, use On).
 func (s Settings) Bool(name string) bool { return s[name] == "true" }
+
+// On reports whether the bool option o is on: as set, else its default.
+func (s Settings) On(o Option) bool {
+	if v, ok := s[o.Name]; ok {
+		return v == "true"
+	}
+	return o.DefaultOn()
+}
 
 // String returns the value of the string option name ("" when not set;
 // use Resolve to fill in defaults).
 func (s Settings) String(name string) string { return s[name] }
 
-// Resolve returns s with the default of every string option of opts that
-// s lacks, and without bool options that are off.
+// Resolve returns s with the default of every option of opts that s
+// lacks, and without bool options that are off (their absence says
+// off, Bool reads it).
 func (s Settings) Resolve(opts []Option) Settings {
 	out := Settings{}
 	for _, o := range opts {
 		v, ok := s[o.Name]
 		switch {
-		case o.Kind == BoolOption && v == "true":
-			out[o.Name] = v
+		case o.Kind == BoolOption && s.On(o):
+			out[o.Name] = "true"
 		case o.Kind == StringOption && ok:
 			out[o.Name] = v
 		case o.Kind == StringOption && o.Default != "":
@@ -116,15 +133,18 @@ func (s Settings) Resolve(opts []Option) Settings {
 
 // Recorded lists the settings that differ from the defaults as a
 // capture's start event records them: the name of a bool option that is
-// on, "name=value" for a string option, in the order of opts.
+// on by choice, "name=false" for one that is on by default and was
+// turned off, "name=value" for a string option, in the order of opts.
 func (s Settings) Recorded(opts []Option) []string {
 	var out []string
 	for _, o := range opts {
 		v, ok := s[o.Name]
 		switch {
 		case !ok:
-		case o.Kind == BoolOption && v == "true":
+		case o.Kind == BoolOption && v == "true" && !o.DefaultOn():
 			out = append(out, o.Name)
+		case o.Kind == BoolOption && v != "true" && o.DefaultOn():
+			out = append(out, o.Name+"=false")
 		case o.Kind == StringOption && v != o.Default:
 			out = append(out, o.Name+"="+v)
 		}
@@ -139,7 +159,10 @@ func ParseRecorded(recorded []string, opts []Option) (s Settings, unknown []stri
 	for _, r := range recorded {
 		name, value, hasValue := strings.Cut(r, "=")
 		i := slices.IndexFunc(opts, func(o Option) bool { return o.Name == name })
-		if i < 0 || (opts[i].Kind == BoolOption) == hasValue {
+		switch {
+		case i < 0,
+			opts[i].Kind == StringOption && !hasValue,
+			opts[i].Kind == BoolOption && hasValue && value != "true" && value != "false":
 			unknown = append(unknown, r)
 			continue
 		}
@@ -166,6 +189,9 @@ func validateOptions(mods []Module) error {
 			}
 			if o.Usage == "" {
 				errs = append(errs, fmt.Errorf("module %q: option %q has no usage", m.Name, o.Name))
+			}
+			if o.Kind == BoolOption && o.Default != "" && o.Default != "true" && o.Default != "false" {
+				errs = append(errs, fmt.Errorf("module %q: bool option %q has default %q (want true or false)", m.Name, o.Name, o.Default))
 			}
 			if prev, ok := owner[o.Name]; ok {
 				errs = append(errs, fmt.Errorf("module %q: option %q already declared by %s", m.Name, o.Name, prev))

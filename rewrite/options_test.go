@@ -10,14 +10,14 @@ import (
 func TestOptions(t *testing.T) {
 	mods := []Module{
 		{Name: "a", Options: []Option{{Name: "a-switch", Usage: "u"}, {Name: "a-name", Usage: "u", Kind: StringOption, Default: "x"}}},
-		{Name: "b", Options: []Option{{Name: "b-switch", Usage: "u"}}},
+		{Name: "b", Options: []Option{{Name: "b-switch", Usage: "u"}, {Name: "b-on", Usage: "u", Default: "true"}}},
 	}
 	all := AllOptions(mods)
 	var names []string
 	for _, o := range all {
 		names = append(names, o.Name)
 	}
-	if want := []string{ForwardUnknownVendorMethods, VendorOption, ClientHandlesOption, ClientTraitsOption, "a-switch", "a-name", "b-switch"}; !reflect.DeepEqual(names, want) {
+	if want := []string{ForwardUnknownVendorMethods, VendorOption, ClientHandlesOption, ClientTraitsOption, "a-switch", "a-name", "b-switch", "b-on"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("AllOptions = %v, want %v", names, want)
 	}
 	if got := all[4].EnvVar(); got != "ACP_NORMALIZE_A_SWITCH" {
@@ -33,6 +33,8 @@ func TestOptions(t *testing.T) {
 		{"switch off is not recorded", Settings{"a-switch": "false"}, nil},
 		{"string value", Settings{"a-name": "y"}, []string{"a-name=y"}},
 		{"vendor (V1)", Settings{VendorOption: "codex"}, []string{"vendor=codex"}},
+		{"switch on by default, turned off", Settings{"b-on": "false"}, []string{"b-on=false"}},
+		{"switch on by default, left on", Settings{"b-on": "true"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,6 +53,19 @@ func TestOptions(t *testing.T) {
 	}
 	if _, unknown := ParseRecorded([]string{"nope", "a-switch=1", "a-name"}, all); len(unknown) != 3 {
 		t.Fatalf("unknown = %q, want all three", unknown)
+	}
+	// A bool on by default: On reads the default, a recorded
+	// "name=false" turns it off, a bare name (how a capture made when it
+	// was off by default recorded it) and "name=true" leave it on.
+	on := all[len(all)-1]
+	if !(Settings{}).On(on) || (Settings{}).On(all[4]) {
+		t.Fatal("On: defaults wrong")
+	}
+	for rec, want := range map[string]bool{"b-on=false": false, "b-on": true, "b-on=true": true} {
+		s, unknown := ParseRecorded([]string{rec}, all)
+		if len(unknown) > 0 || s.On(on) != want || s.Resolve(all).Bool("b-on") != want {
+			t.Errorf("ParseRecorded(%q): On = %v, unknown %q; want %v", rec, s.On(on), unknown, want)
+		}
 	}
 }
 
@@ -88,6 +103,8 @@ func TestValidateOptions(t *testing.T) {
 		{"shared name taken", []Module{mk("a", Option{Name: ForwardUnknownVendorMethods, Usage: "u"})}, false},
 		{"bad name", []Module{mk("a", Option{Name: "Bad", Usage: "u"})}, false},
 		{"no usage", []Module{mk("a", Option{Name: "a-x"})}, false},
+		{"bool on by default", []Module{mk("a", Option{Name: "a-x", Usage: "u", Default: "true"})}, true},
+		{"bool default neither true nor false", []Module{mk("a", Option{Name: "a-x", Usage: "u", Default: "yes"})}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
 )
 
 // renderPage replays captures through mods into one HTML page.
@@ -195,12 +196,14 @@ func TestHTMLTree(t *testing.T) {
 			"session<-1 3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17||[]|6",
 			"launch<0 count files|completed|[pending running completed]|4 model=gpt-5.4-mini-medium dur=7627 measured",
 		}},
-		{"claude_flat_L4", "claude/flat-foreground.jsonl", []rewrite.Module{claude.Module()}, []string{
+		// L6 (running on the first child frame) is the sessions module's
+		// (S8, every vendor), so it runs behind the claude module.
+		{"claude_flat_L4", "claude/flat-foreground.jsonl", []rewrite.Module{claude.Module(), sessions.Module(nil)}, []string{
 			"session<-1 e4e985fb-6247-4e2e-9356-70fcd4544120||[]|18",
 			"launch<0 Read notes file|completed|[pending running completed]|12 model=claude-opus-5-5 dur=751 measured",
 		}},
 		{"claude_native_S3", "claude/rig-subagents.jsonl", []rewrite.Module{claude.Module()}, []string{
-			"session<-1 c3a6892a-9979-490c-b721-22260734ef4d||[]|13",
+			"session<-1 fa102498-693d-41b1-ad2c-75eaec9137b6||[]|13",
 			"child<0 Read notes file|idle (end_turn)|[running idle (end_turn)]|12",
 		}},
 	}

@@ -29,6 +29,9 @@ const (
 // summary. Runs of unchanged message or thought chunks of one session are
 // collapsed into one line with a count. Below a frame, what the proxy did
 // about it: ~ replaced, ✗ dropped, ↩ replied, + emitted, ⇄ requested.
+// The frames of a child session (Subagent Sessions) are drawn under the
+// launch call that started it, indented with a bar per level and opened
+// by a "┌ child session" line.
 type Pretty struct {
 	w    io.Writer
 	p    palette
@@ -36,6 +39,7 @@ type Pretty struct {
 	mods []rewrite.Module
 	clk  clock
 	run  *chunkRun
+	nest *nesting
 	// recorded is set once a start event is seen: the capture is the
 	// proxy's own recording, so a missing exit record means it was cut.
 	recorded bool
@@ -48,6 +52,7 @@ type chunkRun struct {
 	first   *proxy.Step
 	tag     string
 	session string
+	prefix  string // the nesting of its session
 	text    strings.Builder
 	count   int
 }
@@ -59,7 +64,7 @@ func NewPretty(w io.Writer, opts Options) *Pretty {
 
 // Begin implements Renderer.
 func (t *Pretty) Begin(name string) error {
-	t.ms, t.clk, t.run = newMethods(t.mods), clock{}, nil
+	t.ms, t.clk, t.run, t.nest = newMethods(t.mods), clock{}, nil, newNesting()
 	t.line(t.p.paint(ansiBold, "── "+terminalText(name)+" ──"))
 	return t.flush()
 }
@@ -76,13 +81,17 @@ func (t *Pretty) Step(s *proxy.Step) error {
 	switch s.Kind {
 	case proxy.StepFrame:
 		sum := inputSummary(s, t.ms)
+		t.nest.observe(s)
+		sid := sessionOf(s)
 		if t.collapsible(s, sum) {
-			t.addToRun(s, sum)
+			t.addToRun(s, sum, sid)
 			return t.flush()
 		}
 		t.endRun()
-		t.frameLine(s, sum)
-		t.changeLines(s)
+		t.childHeader(sid)
+		prefix := t.nest.prefix(sid)
+		t.frameLine(s, sum, prefix)
+		t.changeLines(s, prefix)
 	case proxy.StepStderr:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
@@ -90,11 +99,11 @@ func (t *Pretty) Step(s *proxy.Step) error {
 		t.recorded = t.recorded || s.Text == "start"
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+endLabel(s)))
-		t.changeLines(s)
+		t.changeLines(s, "")
 	case proxy.StepEnd:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+cutOffLabel(s, t.recorded)))
-		t.changeLines(s)
+		t.changeLines(s, "")
 	}
 	return t.flush()
 }
@@ -125,7 +134,7 @@ func (t *Pretty) collapsible(s *proxy.Step, sum summary) bool {
 	return len(s.Outs) == 1 && s.Outs[0].Op == ""
 }
 
-func (t *Pretty) addToRun(s *proxy.Step, sum summary) {
+func (t *Pretty) addToRun(s *proxy.Step, sum summary, sid string) {
 	if r := t.run; r != nil && r.first.From == s.From && r.tag == sum.tag && r.session == sum.session {
 		r.count++
 		if r.text.Len() <= 4*textLimit { // only the start is shown
@@ -134,7 +143,8 @@ func (t *Pretty) addToRun(s *proxy.Step, sum summary) {
 		return
 	}
 	t.endRun()
-	t.run = &chunkRun{first: s, tag: sum.tag, session: sum.session, count: 1}
+	t.childHeader(sid)
+	t.run = &chunkRun{first: s, tag: sum.tag, session: sum.session, prefix: t.nest.prefix(sid), count: 1}
 	t.run.text.WriteString(sum.text)
 }
 
@@ -148,16 +158,25 @@ func (t *Pretty) endRun() {
 	if r.count > 1 {
 		head += " ×" + strconv.Itoa(r.count)
 	}
-	t.frameLine(r.first, summary{head: head, detail: quote(r.text.String())})
+	t.frameLine(r.first, summary{head: head, detail: quote(r.text.String())}, r.prefix)
 }
 
-func (t *Pretty) frameLine(s *proxy.Step, sum summary) {
-	t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)) + "  " + t.p.paint(arrowColor(s.From), arrow(s.From)) + "  " + fmtSummary(t.p, sum))
+// frameLine writes a frame's line; prefix is the nesting of its session.
+func (t *Pretty) frameLine(s *proxy.Step, sum summary, prefix string) {
+	t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)) + "  " + t.p.paint(arrowColor(s.From), arrow(s.From)) + "  " + t.p.paint(ansiDim, prefix) + fmtSummary(t.p, sum))
 }
 
-// changeLines writes what the proxy did because of s.
-func (t *Pretty) changeLines(s *proxy.Step) {
-	indent := strings.Repeat(" ", t.clk.width()+5)
+// childHeader opens child session sid before its first frame.
+func (t *Pretty) childHeader(sid string) {
+	if h := t.nest.header(sid); h != "" {
+		t.line(strings.Repeat(" ", t.clk.width()) + "       " + t.p.paint(ansiDim, h))
+	}
+}
+
+// changeLines writes what the proxy did because of s; prefix is the
+// nesting of the frame's session.
+func (t *Pretty) changeLines(s *proxy.Step, prefix string) {
+	indent := strings.Repeat(" ", t.clk.width()+5) + t.p.paint(ansiDim, prefix)
 	for _, c := range changes(s) {
 		st := opStyle[c.op]
 		mark := t.p.paint(st[2], st[0]+" "+st[1])

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
 )
 
 // compatibilityDoc is the table of agents and snapshot fields that
@@ -244,7 +246,8 @@ func checkSnapshotFrame(t *testing.T, frame []byte, vendor string, filled map[st
 func othersDoNothing(t *testing.T, recs []pipe.Record, vendor string) {
 	t.Helper()
 	for _, m := range allModules() {
-		if m.Name == vendor || m.Name == methods.Name {
+		if m.Name == vendor || m.Name == methods.Name || m.Name == sessions.Name {
+			// methods (V7) and sessions (S0-S8) are for every agent
 			continue
 		}
 		got := proxytest.Format(proxytest.Route(t, recs, nil, m))
@@ -328,4 +331,68 @@ func docTable(t *testing.T, doc []byte, marker string) map[string]map[string]str
 		t.Fatalf("%s: empty table after %s", compatibilityDoc, marker)
 	}
 	return out
+}
+
+// TestSessionPaths keeps the "paths in the captures" row of the child
+// sessions table of docs/compatibility.md true: every capture of each
+// vendor, replayed through the whole module list as an opted-in client
+// (S0; a recording of a client that did not opt in gets the opt-in
+// added), and each child session the client is told of classified:
+// native (the agent's own subagent_update, forwarded), translated (from
+// a draft subagent_spawned, S6) or synthesized (the proxy's, S4).
+func TestSessionPaths(t *testing.T) {
+	doc, err := os.ReadFile(compatibilityDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := docTable(t, doc, "<!-- child sessions -->")
+	seen := map[string]map[string]bool{}
+	for _, path := range captureFiles(t, "*/*.jsonl") {
+		vendor := filepath.Base(filepath.Dir(path))
+		if seen[vendor] == nil {
+			seen[vendor] = map[string]bool{}
+		}
+		recs := captureRecords(t, path)
+		for i, rec := range recs {
+			if rec.From == pipe.Client && string(pipe.Peek(rec.Frame).Method) == "initialize" {
+				if v, ok := rawjson.Lookup(rec.Frame, "params", "clientCapabilities", "subagents"); !ok || rawjson.FirstByte(v) != '{' {
+					f, err := rawjson.Set(rec.Frame, []byte("{}"), "params", "clientCapabilities", "subagents")
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs[i].Frame = f
+				}
+			}
+		}
+		for _, o := range proxytest.RouteConfig(t, recs, proxy.RouterConfig{Modules: allModules()}) {
+			if tag, _ := rawjson.LookupString(o.Frame, "params", "update", "sessionUpdate"); o.To != pipe.Client || tag != "subagent_update" {
+				continue
+			}
+			child, _ := rawjson.LookupString(o.Frame, "params", "update", "sessionId")
+			inTag, _ := rawjson.LookupString(o.In.Frame, "params", "update", "sessionUpdate")
+			switch {
+			case strings.HasPrefix(child, "acp-normalize-subagent-"):
+				seen[vendor]["synthesized"] = true
+			case inTag == "subagent_spawned" || inTag == "subagent_state_update":
+				seen[vendor]["translated"] = true
+			case o.Op == "":
+				seen[vendor]["native"] = true
+			default:
+				t.Errorf("%s: a subagent_update of unknown origin: %s", path, o.Frame)
+			}
+		}
+	}
+	for vendor, paths := range seen {
+		want := table[vendor]["paths in the captures"]
+		got := strings.Join(slices.Sorted(maps.Keys(paths)), ", ")
+		if got == "" {
+			got = "none"
+		}
+		if !slices.Equal(strings.Split(want, ", "), slices.Sorted(slices.Values(strings.Split(want, ", ")))) {
+			t.Errorf("%s: %s's paths %q are not in alphabetical order", compatibilityDoc, vendor, want)
+		}
+		if got != want {
+			t.Errorf("%s: the %s captures take the paths %q, the table says %q", compatibilityDoc, vendor, got, want)
+		}
+	}
 }

@@ -28,13 +28,18 @@ import (
 )
 
 // TestGoSDKClientRecordings is the second client of docs/compatibility.md:
-// every real recording of the agents identified by agentInfo (the modules
-// of rewrite.VendorNames) is served by `mock-agent` behind the proxy with
-// the full module list, and the Go SDK's client connection
-// (github.com/coder/acp-go-sdk) sends the recorded requests. The turn
-// ends with the recorded stop reason, the SDK decodes every frame without
-// logging an error (P3), the subagent snapshots it receives are the
-// recording's vendor's (M, V2), and no method outside ACP reaches it (V7).
+// every capture of every vendor is served by `mock-agent` behind the
+// proxy with the full module list, and the Go SDK's client connection
+// (github.com/coder/acp-go-sdk) sends the recorded requests, once as
+// recorded and once opted in to Subagent Sessions. The SDK (v0.13.0) has
+// no subagents capability field, so it opts in with the other spelling,
+// clientCapabilities._meta.subagents (S0: the proxy adds the standard
+// one for the agent). The turn ends with the recorded stop reason, the
+// SDK decodes every frame without logging an error (P3), the subagent
+// snapshots it receives are the recording's vendor's (M, V2), no method
+// outside ACP reaches it (V7), and an opted-in run gets a child session
+// per launch call (S4; the SDK hands a subagent_update to the client as
+// a variant it knows, see goSDKSession).
 func TestGoSDKClientRecordings(t *testing.T) {
 	t.Setenv(envRunMain, "1") // the proxy passes its environment to the agent (F4)
 	self, err := os.Executable()
@@ -42,16 +47,21 @@ func TestGoSDKClientRecordings(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, vendor := range rewrite.VendorNames(allModules()) {
-		for _, capture := range captureFiles(t, vendor+"/*.jsonl") {
-			n++
-			abs, err := filepath.Abs(capture)
-			if err != nil {
-				t.Fatal(err)
+	for _, capture := range captureFiles(t, "*/*.jsonl") {
+		vendor := filepath.Base(filepath.Dir(capture))
+		n++
+		abs, err := filepath.Abs(capture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, optIn := range []bool{false, true} {
+			name := vendor + "/" + strings.TrimSuffix(filepath.Base(capture), ".jsonl")
+			if optIn {
+				name += "/opted-in"
 			}
-			t.Run(vendor+"/"+strings.TrimSuffix(filepath.Base(capture), ".jsonl"), func(t *testing.T) {
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				goSDKSession(t, self, abs, vendor)
+				goSDKSession(t, self, abs, vendor, optIn)
 			})
 		}
 	}
@@ -79,7 +89,10 @@ func recordedClientRequests(t *testing.T, path string) [][2]string {
 	return reqs
 }
 
-func goSDKSession(t *testing.T, self, capture, vendor string) {
+// goSDKSession drives one capture; optIn adds _meta.subagents to the
+// client's initialize (as does a recording whose client declared
+// subagents: the SDK cannot send the standard field).
+func goSDKSession(t *testing.T, self, capture, vendor string, optIn bool) {
 	toProxyR, toProxyW := io.Pipe()
 	fromProxyR, fromProxyW := io.Pipe()
 	var wire, stderr lockedBuffer
@@ -115,6 +128,15 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 		case "initialize":
 			var p acp.InitializeRequest
 			if err = json.Unmarshal(params, &p); err == nil {
+				if v, ok := rawjson.Lookup(params, "clientCapabilities", "subagents"); ok && rawjson.FirstByte(v) == '{' {
+					optIn = true
+				}
+				if optIn {
+					if p.ClientCapabilities.Meta == nil {
+						p.ClientCapabilities.Meta = map[string]any{}
+					}
+					p.ClientCapabilities.Meta["subagents"] = true
+				}
 				_, err = conn.Initialize(ctx, p)
 			}
 		case "session/new":
@@ -158,13 +180,9 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 	if strings.Join(stops, ",") != strings.Join(want, ",") {
 		t.Errorf("stop reasons %v, want the recorded %v", stops, want)
 	}
-	for _, rec := range logs.Records() {
-		if rec.Level >= slog.LevelWarn {
-			t.Errorf("the Go SDK logged: %s %v", rec.Message, rec)
-		}
-	}
 	filter := newMethodCheck()
-	snapshots, native := 0, 0
+	snapshots, native, children, messages := 0, 0, 0, 0
+	launches := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(wire.String()))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -172,18 +190,67 @@ func goSDKSession(t *testing.T, self, capture, vendor string) {
 		if m := string(pipe.Peek(frame).Method); m != "" && filter(m) {
 			t.Errorf("V7: %s reached the Go SDK client", m)
 		}
-		if tag, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate"); tag == "subagent_update" {
-			native++ // the agent's own standard subagent sessions (V8)
+		tag, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate")
+		if tag == "session_message" {
+			messages++
+		}
+		if tag == "subagent_update" {
+			if !optIn {
+				t.Errorf("P3: a client that did not opt in got %s", frame)
+			}
+			child, _ := rawjson.LookupString(frame, "params", "update", "sessionId")
+			if strings.HasPrefix(child, "acp-normalize-subagent-") {
+				children++
+			} else {
+				native++ // the agent's own standard subagent sessions (V8, S3)
+			}
 		}
 		if v, ok := rawjson.LookupString(proxytest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
 			snapshots++
 			if v != vendor {
 				t.Errorf("M: snapshot of vendor %q in a %s recording", v, vendor)
 			}
+			id, _ := rawjson.LookupString(proxytest.Described(frame), "toolCallId")
+			launches[id] = true
 		}
 	}
-	if snapshots == 0 && native == 0 {
+	// The Go SDK v0.13.0 predates Subagent Sessions: it rejects a
+	// session_message ("invalid variant payload", logged at error, the
+	// notification dropped) and reads a subagent_update as the variant
+	// its members fit (session_info_update). Nothing else may fail.
+	rejected := 0
+	for _, rec := range logs.Records() {
+		switch {
+		case rec.Level >= slog.LevelError && rec.Message == "failed to handle notification":
+			rejected++
+		case rec.Level >= slog.LevelWarn:
+			t.Errorf("the Go SDK logged: %s %v", rec.Message, rec)
+		}
+	}
+	if rejected != messages {
+		t.Errorf("the Go SDK rejected %d notifications; only the %d session_message frames (a variant it does not know) may be", rejected, messages)
+	}
+	if snapshots == 0 && native == 0 && vendor != "cursor" {
 		t.Errorf("M/V2: the client got no %s subagent snapshot and no native subagent session", vendor)
+	}
+	if optIn && len(launches) > 0 && children+native == 0 {
+		t.Errorf("S4: an opted-in client got no child session for %d launch calls", len(launches))
+	}
+	// What the SDK handed the client: every session/update, the child
+	// sessions' ones included (S5: frames moved to the child).
+	client.mu.Lock()
+	defer client.mu.Unlock()
+	got := 0
+	for _, u := range client.updates {
+		if u.Update.UserMessageChunk != nil || u.Update.AgentMessageChunk != nil || u.Update.ToolCall != nil ||
+			u.Update.ToolCallUpdate != nil || u.Update.AgentThoughtChunk != nil || u.Update.Plan != nil ||
+			u.Update.AvailableCommandsUpdate != nil || u.Update.CurrentModeUpdate != nil || u.Update.ConfigOptionUpdate != nil ||
+			u.Update.SessionInfoUpdate != nil || u.Update.UsageUpdate != nil {
+			got++
+		}
+	}
+	if got != len(client.updates) {
+		t.Errorf("the Go SDK delivered %d session updates it could not type", len(client.updates)-got)
 	}
 }
 

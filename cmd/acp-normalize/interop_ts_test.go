@@ -35,6 +35,14 @@ var interopDir = filepath.Join("..", "..", "interop", "ts")
 type tsSummary struct {
 	AgentMeta map[string]json.RawMessage `json:"agentMeta"`
 	Updates   map[string]int             `json:"updates"`
+	// Sessions counts the session updates by sessionId; Children are the
+	// child sessions subagent_update announced (Subagent Sessions).
+	Sessions map[string]int `json:"sessions"`
+	Children map[string]struct {
+		Parent string   `json:"parent"`
+		Title  string   `json:"title"`
+		States []string `json:"states"`
+	} `json:"children"`
 	Subagents map[string][]struct {
 		SessionUpdate string                     `json:"sessionUpdate"`
 		Subagent      map[string]json.RawMessage `json:"subagent"`
@@ -345,6 +353,7 @@ func TestInteropTSCaptures(t *testing.T) {
 						t.Errorf("M/V2: no tool_call_update with a %s subagent snapshot (completed, launched or failed) arrived: %v", vendor, s.Subagents)
 					}
 				}
+				checkChildSessions(t, s, subagents)
 				if got := s.Updates["plan"]; got != facts.planFrames || len(s.Plans) != facts.planFrames {
 					t.Errorf("C8/C9: %d plan updates arrived, want one per recorded update_todos/create_plan (%d)", got, facts.planFrames)
 				}
@@ -368,6 +377,44 @@ func TestInteropTSCaptures(t *testing.T) {
 			})
 		}
 	}
+}
+
+// checkChildSessions checks what the SDK client got of Subagent Sessions:
+// with the opt-in, a child session per subagent launch call (S1, S2, S4),
+// each announced on a session the client has, and the frames linked to a
+// launch call arriving on a child (S5: the child's updates reach the
+// client's handler); without it, none (P3).
+func checkChildSessions(t *testing.T, s tsSummary, subagents bool) {
+	t.Helper()
+	if !subagents {
+		if len(s.Children) > 0 || s.Updates["session_message"] > 0 {
+			t.Errorf("P3: a client that did not opt in got child sessions %v", s.Children)
+		}
+		return
+	}
+	if len(s.Subagents) > 0 && len(s.Children) == 0 {
+		t.Errorf("S4: %d launch calls, no child session announced", len(s.Subagents))
+	}
+	onChildren := 0
+	for id, c := range s.Children {
+		if s.Sessions[c.Parent] == 0 {
+			t.Errorf("S4: child %s announced on %s, a session the client never had updates on", id, c.Parent)
+		}
+		if len(c.States) == 0 || c.States[0] != "running" {
+			t.Errorf("S4: child %s does not start running: %v", id, c.States)
+		}
+		onChildren += s.Sessions[id]
+	}
+	for _, p := range s.Permissions {
+		var perm struct {
+			SessionID string `json:"sessionId"`
+		}
+		_ = json.Unmarshal(p, &perm)
+		if _, ok := s.Children[perm.SessionID]; ok {
+			onChildren++ // S5: a child's permission request on the child
+		}
+	}
+	t.Logf("%d child sessions, %d frames on them", len(s.Children), onChildren)
 }
 
 // TestInteropTSDetectsViolations is the control: without the modules the

@@ -18,18 +18,19 @@ import (
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
 )
 
 // repoRoot is the repository's root, seen from this package.
 const repoRoot = "../.."
 
 // vendors returns the names of the vendor modules of the module list:
-// every module but methods, which handles methods outside ACP for every
-// agent and whose name is an English word.
+// every module but methods and sessions, which handle methods outside ACP
+// and subagent sessions for every agent, and whose names are English words.
 func vendors() []string {
 	var names []string
 	for _, m := range allModules() {
-		if m.Name != methods.Name {
+		if m.Name != methods.Name && m.Name != sessions.Name {
 			names = append(names, m.Name)
 		}
 	}

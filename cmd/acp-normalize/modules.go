@@ -16,20 +16,24 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
 )
 
 // allModules is the one place that lists the vendor modules, in the order
 // they see each frame. Each module declares its own options.
 func allModules() []rewrite.Module {
-	return []rewrite.Module{
+	vendors := []rewrite.Module{
 		cursor.Module(),
 		claude.Module(),
 		codex.Module(),
 		gemini.Module(),
 		qwen.Module(),
 		opencode.Module(),
-		methods.Module(), // last: vendor modules claim their own methods first (V7)
 	}
+	return append(vendors,
+		sessions.Module(vendors), // after the vendors: child sessions from what they made of the stream (S0-S8)
+		methods.Module(),         // last: vendor modules claim their own methods first (V7)
+	)
 }
 
 // modulesUsage is the help of every --modules flag, the names from the
@@ -58,7 +62,7 @@ func optionFlags(opts []rewrite.Option, env bool) []cli.Flag {
 		case rewrite.StringOption:
 			flags = append(flags, &cli.StringFlag{Name: o.Name, Usage: o.Usage, Value: o.Default, EnvVars: vars})
 		default:
-			flags = append(flags, &cli.BoolFlag{Name: o.Name, Usage: o.Usage, EnvVars: vars})
+			flags = append(flags, &cli.BoolFlag{Name: o.Name, Usage: o.Usage, Value: o.DefaultOn(), EnvVars: vars})
 		}
 	}
 	return flags

@@ -74,7 +74,7 @@ func TestProbeMockAgents(t *testing.T) {
 			auth: []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}},
 		{capture: "opencode/foreground.jsonl", agent: "OpenCode", acts: []string{"opencode"}, auth: []string{"opencode-login"}},
 		{capture: "cursor/subagent-foreground.jsonl", noAgentInfo: true, auth: []string{"cursor_login"},
-			textHas: []string{"the agent sends no agentInfo.name", "on for any agent, acting only on frames they know: cursor, claude, methods"}},
+			textHas: []string{"the agent sends no agentInfo.name", "on for any agent, acting only on frames they know: cursor, claude, sessions, methods"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.capture, func(t *testing.T) {

@@ -191,23 +191,25 @@ func TestDemo(t *testing.T) {
 // TestReplayModuleFlagsMatchRecordedOptions: every module option the
 // proxy records is a flag of replay and is read back from a start event,
 // so a recorded option is never reported unknown by the binary that wrote
-// it; and the options keep the names existing captures recorded.
+// it; and the options keep the names existing captures recorded (a bool
+// on by default is recorded as name=false when off; captures made while
+// cursor-native-subagents was off by default recorded it bare when on).
 func TestReplayModuleFlagsMatchRecordedOptions(t *testing.T) {
 	opts := moduleOptions()
-	on := rewrite.Settings{}
+	changed := rewrite.Settings{}
 	for _, o := range opts {
-		on[o.Name] = "true"
+		changed[o.Name] = strconv.FormatBool(!o.DefaultOn())
 		if o.Kind == rewrite.StringOption {
-			on[o.Name] = o.Default + "-x"
+			changed[o.Name] = o.Default + "-x"
 		}
 	}
-	recorded := on.Recorded(opts)
-	for _, name := range []string{"forward-unknown-vendor-methods", "cursor-native-subagents"} {
+	recorded := changed.Recorded(opts)
+	for _, name := range []string{"forward-unknown-vendor-methods", "cursor-native-subagents=false"} {
 		if !slices.Contains(recorded, name) {
 			t.Errorf("recorded options %v lack %q (captures record it)", recorded, name)
 		}
 	}
-	if _, unknown := rewrite.ParseRecorded(recorded, opts); len(unknown) > 0 {
+	if _, unknown := rewrite.ParseRecorded(append(recorded, "cursor-native-subagents"), opts); len(unknown) > 0 {
 		t.Errorf("replay does not read back recorded options %v", unknown)
 	}
 	cmd := replayCommand(streams{})

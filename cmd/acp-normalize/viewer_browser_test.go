@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 )
@@ -380,7 +381,18 @@ func treeFacts(frame []byte, launches, children map[string]bool) {
 			} `json:"update"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(frame, &m) != nil || m.Method != "session/update" {
+	if json.Unmarshal(frame, &m) != nil {
+		return
+	}
+	if m.Method == "session/request_permission" {
+		// S7: a hidden child's request, put on its parent, names the
+		// child in its toolCall's _meta: the viewer shows the child.
+		if c, ok := rawjson.LookupString(frame, "params", "toolCall", "_meta", "acp-normalize", "childSessionId"); ok && c != "" {
+			children[c] = true
+		}
+		return
+	}
+	if m.Method != "session/update" {
 		return
 	}
 	u := m.Params.Update

@@ -134,6 +134,8 @@ async function main() {
     elicitationFormDeclared: opts.elicitationForm,
     agentMeta: null,
     updates: {},
+    sessions: {},
+    children: {},
     subagents: {},
     plans: [],
     permissions: [],
@@ -240,6 +242,14 @@ async function main() {
     .onNotification("session/update", ({ params }) => {
       const u = params.update;
       summary.updates[u.sessionUpdate] = (summary.updates[u.sessionUpdate] ?? 0) + 1;
+      summary.sessions[params.sessionId] = (summary.sessions[params.sessionId] ?? 0) + 1;
+      if (u.sessionUpdate === "subagent_update") {
+        // Subagent Sessions: the child's announcement and its state, on
+        // the parent session.
+        const c = (summary.children[u.sessionId] ??= { parent: params.sessionId, states: [] });
+        if (u.title) c.title = u.title;
+        if (u.state) c.states.push(u.state.state + (u.state.stopReason ? "/" + u.state.stopReason : ""));
+      }
       const snap = u._meta?.["acp-normalize"]?.subagent;
       if (snap !== undefined && typeof u.toolCallId === "string") {
         (summary.subagents[u.toolCallId] ??= []).push({ sessionUpdate: u.sessionUpdate, subagent: snap });
@@ -252,6 +262,7 @@ async function main() {
       const allow = params.options.find((o) => o.kind === "allow_once" || o.kind === "allow_always");
       const outcome = allow ? { outcome: "selected", optionId: allow.optionId } : { outcome: "cancelled" };
       summary.permissions.push({
+        sessionId: params.sessionId,
         toolCallId: params.toolCall.toolCallId,
         title: params.toolCall.title,
         options: params.options.map((o) => `${o.optionId}:${o.kind}`),

@@ -37,8 +37,6 @@ type call struct {
 	// raw keeps vendor values that no label could hold, by snapshot field.
 	raw map[string]json.RawMessage
 
-	// childSeen: a child frame arrived while the call was pending (L6).
-	childSeen bool
 	// handedBack: the adapter handed back the background subagent's
 	// report (L7), peerReport its handbackReportText.
 	handedBack bool
@@ -291,7 +289,7 @@ func (c *call) status() string {
 		return "failed"
 	case c.acpStatus == "completed", c.trStatus != nil && *c.trStatus == "completed":
 		return "completed"
-	case c.acpStatus == "in_progress", c.acpStatus == "pending" && c.childSeen: // L6
+	case c.acpStatus == "in_progress":
 		return "running"
 	case c.acpStatus == "pending":
 		return "pending"

@@ -43,7 +43,7 @@ var captureCases = []captureCase{
 		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
 			"e4e985fb-6247-4e2e-9356-70fcd4544120/toolu_01Fake000004": proxytest.Fields(notes(readTask), foreground(),
 				map[string]any{"agentId": "a1f94640b7cfb98ba", "durationMs": 751.0}),
-		}, Parents: map[string]int{"toolu_01Fake000004": 6}, Emits: 1}, // Read x3, SubagentHandback x3
+		}, Parents: map[string]int{"toolu_01Fake000004": 6}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, SubagentHandback x3
 	},
 	{
 		file: "flat-permission.jsonl", // real: the subagent's Bash call asks for permission
@@ -52,7 +52,7 @@ var captureCases = []captureCase{
 			"63bce315-c4dd-46b8-b0fa-294076f62228/toolu_01Fake000004": proxytest.Fields(
 				notes("[subtask-marker] [use-bash] Read the file notes.txt in the workspace, copy it to notes-copy.txt, and report its first line."),
 				foreground(), map[string]any{"agentId": "a8665b69722719b5e", "durationMs": 987.0}),
-		}, Parents: map[string]int{"toolu_01Fake000004": 7}, Emits: 1}, // Read x3, Bash x3, the permission request
+		}, Parents: map[string]int{"toolu_01Fake000004": 7}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, Bash x3, the permission request
 	},
 	{
 		file: "native.jsonl", // real: standard subagent sessions, no launch tool call at all
@@ -63,7 +63,7 @@ var captureCases = []captureCase{
 		file: "rig-foreground.jsonl", // real, recorded with the capture rig (make captures VENDOR=claude)
 		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(notes(readTask), foreground(),
 			map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
-			Parents: map[string]int{"*": 6}, Emits: 1}, // Read x3, SubagentHandback x3
+			Parents: map[string]int{"*": 6}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, SubagentHandback x3
 	},
 	{
 		file: "rig-background.jsonl", // real, rig: no run_in_background, an async launch, the hand-back (L7)
@@ -76,7 +76,7 @@ var captureCases = []captureCase{
 		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(
 			notes("[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line."),
 			foreground(), map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
-			Parents: map[string]int{"*": 7}, Emits: 1}, // Bash x3, the permission request, Read x3
+			Parents: map[string]int{"*": 7}}, // L6 is the sessions module's (S8): nothing emitted here; Bash x3, the permission request, Read x3
 	},
 	{
 		file: "rig-subagents.jsonl", // real, rig: clientCapabilities.subagents, native child sessions

@@ -112,32 +112,15 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 }
 
 // annotated gives the object at obj of f the snapshot of c, when f is a
-// frame of launch call c, and the parent link of a child frame;
-// after a child frame comes the launch call's running update (L6).
+// frame of launch call c, and the parent link of a child frame. (The
+// launch call's running update after its first child frame, L6, is the
+// sessions module's, rule S8 for every vendor.)
 func (r *rewriter) annotated(f *rewrite.Frame, c *call, parent []byte, hasParent bool, obj ...string) (rewrite.Verdict, error) {
 	var snap *meta.Subagent
 	if c != nil {
 		snap = c.snapshot()
 	}
-	v, err := annotate(f.Raw, snap, parent, hasParent, obj...)
-	if err != nil || !hasParent {
-		return v, err
-	}
-	return r.afterChild(f, v, parent)
-}
-
-// afterChild adds the launch call's running update after a child frame
-// (L6), if it is the first child of a pending call.
-func (r *rewriter) afterChild(f *rewrite.Frame, v rewrite.Verdict, parent []byte) (rewrite.Verdict, error) {
-	session, _ := f.Lookup("params", "sessionId")
-	running, err := r.childFrame(session, parent)
-	if err != nil {
-		return v, err
-	}
-	if running != nil {
-		v.Send(pipe.Client, running)
-	}
-	return v, nil
+	return annotate(f.Raw, snap, parent, hasParent, obj...)
 }
 
 // permissionRequest handles a session/request_permission: the marker and

@@ -10,24 +10,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
-// childFrame applies L6 to a child frame (L4) of the launch call parent
-// (a raw JSON string) in the session rawSession: when that call's snapshot
-// says pending, the call is running from now on, and the returned frame
-// (nil otherwise) says so to the client right after the child frame.
-func (r *rewriter) childFrame(rawSession, parent []byte) ([]byte, error) {
-	session, ok := rawjson.DecodeString(rawSession)
-	id, idOK := rawjson.DecodeString(parent)
-	if !ok || !idOK {
-		return nil, nil
-	}
-	c, found := r.calls.Get(callKey{session: session, toolCallID: id})
-	if !found || c.status() != "pending" || r.client.Emit(c.finished()) == rewrite.EmitNothing {
-		return nil, nil
-	}
-	c.childSeen = true
-	return launchUpdate(rawSession, parent, c), nil
-}
-
 // handback applies L7 to a session/update that carries no claudeCode: a
 // usage_update with the adapter's hand-back of a background subagent
 // (_meta["_claude/origin"] kind "peer", handback true, from = agentId)
@@ -80,7 +62,7 @@ func (r *rewriter) handback(f *rewrite.Frame, update []byte) (rewrite.Verdict, e
 }
 
 // launchUpdate is the tool_call_update the proxy adds for a launch call
-// (L6, L7): toolCallId, sessionUpdate and the snapshot, nothing the
+// (L7): toolCallId, sessionUpdate and the snapshot, nothing the
 // vendor did not say (no ACP status, P4). rawSession and rawID are JSON
 // strings.
 func launchUpdate(rawSession, rawID []byte, c *call) []byte {

@@ -1,9 +1,6 @@
 package cursor
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
@@ -18,27 +15,14 @@ type call struct {
 	// as the call running again.
 	vendorStatus string
 	// sawToolCall: a tool_call frame of this call was seen. A later
-	// tool_call with the same id is a new call (C6); only an entry made
-	// by S2's subagent_spawned before the call's tool_call is kept.
+	// tool_call with the same id is a new call (C6); an entry made by a
+	// cursor/task before the call's tool_call is kept.
 	sawToolCall bool
 
 	shown  shown      // what the client has of the call
 	vendor vendorSaid // what Cursor sent of it
-	// lastContent is the vendor's last content array (nil when it was
-	// larger than maxKeptContent or no array), so that a frame the proxy
-	// adds to link a child session can repeat it instead of replacing it
-	// (content replaces the whole list; P4).
-	lastContent []byte
 
 	snap snapshot
-
-	// S1
-	child       string // the child session announced for this launch
-	childTitled bool   // the child's title is the description
-	childIdle   bool   // the child was reported idle
-	promptSent  bool   // the prompt went to the child as a session_message
-	draftChild  string // S2: Cursor's own subagentSessionId
-	nativeShown bool   // S2: a subagent_update was sent for draftChild
 }
 
 // shown is what the client has been shown of a call, by Cursor or by the
@@ -47,7 +31,6 @@ type shown struct {
 	name    bool // a name (the vendor's or ours)
 	title   bool // a title that is not the placeholder
 	content bool // content
-	link    bool // the child session link in content (S1, S2)
 }
 
 // vendorSaid is what Cursor itself sent for a call.
@@ -58,29 +41,7 @@ type vendorSaid struct {
 
 // bytes returns the bytes c holds (P6).
 func (c *call) bytes() int64 {
-	return int64(64+len(c.session)+len(c.id)+len(c.lastContent)+len(c.child)+len(c.draftChild)) + c.snap.bytes()
-}
-
-// maxKeptContent bounds the vendor content kept per call (P6).
-const maxKeptContent = 64 << 10
-
-// contentWithLink returns the content of a frame the proxy adds to link
-// child to the call: the vendor's last content plus the link when the
-// vendor sent content, else the prompt (when known) and the link. ok is
-// false when the vendor's content was not kept (too large or no array):
-// the link then waits for the vendor's next frame with content.
-func (c *call) contentWithLink(child string) (content json.RawMessage, ok bool) {
-	if !c.vendor.content {
-		return promptContent(c.snap.prompt, &child), true
-	}
-	if c.lastContent == nil {
-		return nil, false
-	}
-	b, err := appendLinkArray(c.lastContent, child)
-	if err != nil {
-		return nil, false
-	}
-	return b, true
+	return int64(64+len(c.session)+len(c.id)) + c.snap.bytes()
 }
 
 // lastStatus returns the last ACP status Cursor sent for the tool call
@@ -92,11 +53,11 @@ func (r *rewriter) lastStatus(id string) string {
 	return ""
 }
 
-// startOver forgets what earlier frames (S2's spawn link) showed the
-// client: it learns of the call from this tool_call.
+// startOver forgets what earlier frames showed the client: it learns of
+// the call from this tool_call.
 func (c *call) startOver() {
 	c.shown = shown{}
-	c.vendor.content, c.lastContent = false, nil
+	c.vendor.content = false
 }
 
 // observe folds one tool call frame (its update's members) into the call:
@@ -109,16 +70,8 @@ func (c *call) observe(u *updateMembers) {
 	if out := u[updRawOutput]; rawjson.FirstByte(out) == '{' {
 		c.snap.observeOutput(out)
 	}
-	if v := u[updContent]; notNull(v) {
-		if vendorContent(v) {
-			c.shown.content, c.vendor.content = true, true
-		}
-		if c.vendor.content {
-			c.lastContent = nil
-			if rawjson.FirstByte(v) == '[' && len(v) <= maxKeptContent {
-				c.lastContent = bytes.Clone(v)
-			}
-		}
+	if v := u[updContent]; vendorContent(v) {
+		c.shown.content, c.vendor.content = true, true
 	}
 	if st := str(u[updStatus]); st != "" {
 		c.vendorStatus = st

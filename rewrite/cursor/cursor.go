@@ -14,23 +14,21 @@ import (
 )
 
 // options are the module's settings for one connection, read from
-// rewrite.Env.Settings (--forward-unknown-vendor-methods,
-// --cursor-native-subagents).
+// rewrite.Env.Settings (--forward-unknown-vendor-methods).
 type options struct {
 	// ForwardUnknownVendorMethods passes unknown cursor/* methods through
 	// to the client instead of answering them with -32601 (rule C13).
 	ForwardUnknownVendorMethods bool
-	// NativeSubagents asks Cursor for its draft subagent shapes and
-	// translates them into standard subagent sessions (rule S2). It only
-	// takes effect for a client that declared clientCapabilities.subagents.
-	NativeSubagents bool
 }
 
 // Name is the module's name.
 const Name = "cursor"
 
-// NativeSubagentsOption is the module's option that turns Cursor's own
-// child sessions on (rule S2).
+// NativeSubagentsOption is the module's option, on by default, that has
+// an opted-in client's initialize reach Cursor with _meta.subagents, so
+// that Cursor sends its own child sessions (rules S0, S2); off, the
+// proxy makes them from the task tool calls (S1). The sessions module
+// reads it (rewrite.SessionTraits).
 const NativeSubagentsOption = "cursor-native-subagents"
 
 // Module returns the cursor module.
@@ -44,26 +42,29 @@ func Module() rewrite.Module {
 		// (".cursor/rules", \"tool_call\", rawInput._toolName) never match
 		// and are never decoded (hot path).
 		Triggers: []string{
-			`"cursor/`,                // vendor methods (C1, C8-C13)
-			`"_cursor/`,               // their older spelling
-			`"tool_call"`,             // tool calls (C2-C7)
-			`"tool_call_update"`,      // their updates (C2-C7)
-			`"_toolName"`,             // C7 on frames spelled unusually
-			`"initialize"`,            // client capabilities (C10, S1, S2)
-			`"session/prompt"`,        // prompts in flight (C14)
-			`"session/load"`,          // session activity (C14)
-			`"session/resume"`,        // session activity (C14)
-			`"session/cancel"`,        // open proxy requests of a session (C12)
-			`"session/close"`,         // state dropped (P6)
-			`"stopReason"`,            // prompt responses (C14)
-			`"error"`,                 // failed prompt responses (C14)
-			`"subagent_spawned"`,      // Cursor's draft subagent shapes (S2)
-			`"subagent_state_update"`, // (S2)
+			`"cursor/`,           // vendor methods (C1, C8-C13)
+			`"_cursor/`,          // their older spelling
+			`"tool_call"`,        // tool calls (C2-C7)
+			`"tool_call_update"`, // their updates (C2-C7)
+			`"_toolName"`,        // C7 on frames spelled unusually
+			`"initialize"`,       // client capabilities (C10)
+			`"session/prompt"`,   // prompts in flight (C14)
+			`"session/load"`,     // session activity (C14)
+			`"session/resume"`,   // session activity (C14)
+			`"session/cancel"`,   // open proxy requests of a session (C12)
+			`"session/close"`,    // state dropped (P6)
+			`"stopReason"`,       // prompt responses (C14)
+			`"error"`,            // failed prompt responses (C14)
 		},
 		Options: []rewrite.Option{{
-			Name:  NativeSubagentsOption,
-			Usage: "ask Cursor for its draft subagent sessions and translate them (only for clients that declare subagents)",
+			Name:    NativeSubagentsOption,
+			Usage:   "for a client that declares subagents, ask Cursor for its own child sessions and translate them; =false: leave them off and make child sessions from its task tool calls",
+			Default: "true",
 		}},
+		// Cursor answers _meta.subagents with child sessions in the
+		// draft dialect (S2); without them each task call gets one (S1).
+		Sessions: &rewrite.SessionTraits{NativeOption: NativeSubagentsOption, FallbackTitle: "Subagent task",
+			DraftMeta: Name}, // subagent_spawned._meta.cursor.{toolCallId, agentId, model}
 		VendorMethods: []string{"cursor/*", "_cursor/*"},
 		MethodRules: map[string]string{
 			"cursor/task": "C1", "cursor/update_todos": "C8", "cursor/create_plan": "C9",
@@ -94,15 +95,12 @@ type rewriter struct {
 	client *rewrite.Client // the connection's client (P7)
 
 	elicitForm bool // client declared clientCapabilities.elicitation.form
-	subagents  bool // client declared clientCapabilities.subagents
 
 	calls   *table.Table[string, *call]      // by toolCallId
 	early   *table.Table[string, *early]     // cursor/task before its tool call (C4)
 	todos   *table.Table[string, [][]byte]   // session -> todo objects (C8)
 	prompts *table.Table[string, string]     // raw prompt request id -> session (C14)
 	open    *table.Table[*pending, struct{}] // proxy requests awaiting the client (C12)
-	launch  *table.Table[string, int]        // "session\x00toolCallId" -> subagents launched (S1)
-	drafts  *table.Table[string, string]     // Cursor's draft child session -> parent session (S2)
 	warned  *table.Table[string, struct{}]   // unknown methods (C13) and oddities already logged
 	active  string                           // most recently active session (C14)
 	seq     uint64                           // proxy requests created (order of C12 answers)
@@ -126,7 +124,6 @@ func newRewriter(env rewrite.Env) *rewriter {
 	env.Logger = env.Log()
 	opts := options{
 		ForwardUnknownVendorMethods: env.Settings.Bool(rewrite.ForwardUnknownVendorMethods),
-		NativeSubagents:             env.Settings.Bool(NativeSubagentsOption),
 	}
 	keyLen := func(k string) int64 { return int64(len(k)) }
 	return &rewriter{
@@ -153,10 +150,6 @@ func newRewriter(env rewrite.Env) *rewriter {
 		open: rewrite.NewTable(env, table.Config[*pending, struct{}]{Name: "open proxy requests",
 			Size:     func(p *pending, _ struct{}) int64 { return p.bytes() },
 			Describe: func(p *pending, _ struct{}) []any { return []any{"session", p.session} }}),
-		launch: rewrite.NewTable(env, table.Config[string, int]{Name: "subagent launches",
-			Size: func(k string, _ int) int64 { return keyLen(k) }}),
-		drafts: rewrite.NewTable(env, table.Config[string, string]{Name: "draft child sessions",
-			Size: func(k, parent string) int64 { return keyLen(k) + keyLen(parent) }}),
 		warned: rewrite.NewTable(env, table.Config[string, struct{}]{Name: "methods warned about",
 			Size: func(k string, _ struct{}) int64 { return keyLen(k) }}),
 	}
@@ -333,14 +326,6 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return v, nil
 	}
 	r.elicitForm = present(caps, "elicitation", "form")
-	r.subagents = present(caps, "subagents")
-	if r.opts.NativeSubagents && r.subagents {
-		out, err := rawjson.Set(f.Raw, []byte("true"), "params", "clientCapabilities", "_meta", "subagents")
-		if err != nil {
-			return v, rewrite.RuleErrorf("S2", "asking Cursor for native subagents: %w", err)
-		}
-		v.Replace(out)
-	}
 	return v, nil
 }
 
@@ -380,9 +365,6 @@ func (r *rewriter) dropSession(sid string) {
 	r.early.DeleteFunc(func(_ string, e *early) bool { return e.session == sid })
 	r.todos.Delete(sid)
 	r.prompts.DeleteFunc(func(_ string, s string) bool { return s == sid })
-	prefix := sid + "\x00"
-	r.launch.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
-	r.drafts.DeleteFunc(func(_ string, parent string) bool { return parent == sid })
 	if r.active == sid {
 		r.active = ""
 	}

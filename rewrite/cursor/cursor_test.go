@@ -58,8 +58,6 @@ func TestTriggers(t *testing.T) {
 		"load":             `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"s"}}`,
 		"resume":           `{"jsonrpc":"2.0","id":4,"method":"session/resume","params":{"sessionId":"s"}}`,
 		"spaced key":       `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate" : "tool_call_update","toolCallId":"t"}}}`,
-		"subagent_spawned": `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_spawned"}}}`,
-		"subagent_state":   `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_state_update"}}}`,
 		"spaced tool call": `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate": "tool_call","toolCallId":"t"}}}`,
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}

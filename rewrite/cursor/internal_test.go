@@ -3,7 +3,6 @@ package cursor
 import (
 	"strings"
 	"testing"
-	"unicode"
 )
 
 func TestSubagentLabel(t *testing.T) {
@@ -34,25 +33,6 @@ func TestSubagentLabel(t *testing.T) {
 				t.Errorf("subagentLabel(%s) = %q, want %q", tt.raw, got, tt.want)
 			}
 		})
-	}
-}
-
-// TestChildSessionID pins rule S1's derivation: deterministic, different
-// per parent, toolCallId and launch count, printable without newline.
-func TestChildSessionID(t *testing.T) {
-	a := childSessionID("s", "call-1\nfc_2", 0)
-	if a != childSessionID("s", "call-1\nfc_2", 0) {
-		t.Error("not deterministic")
-	}
-	for _, other := range []string{childSessionID("s2", "call-1\nfc_2", 0), childSessionID("s", "call-1", 0), childSessionID("s", "call-1\nfc_2", 1)} {
-		if other == a {
-			t.Errorf("collision: %s", a)
-		}
-	}
-	for _, r := range a {
-		if !unicode.IsPrint(r) || r == ' ' {
-			t.Errorf("unprintable %q in %q", r, a)
-		}
 	}
 }
 
@@ -114,26 +94,5 @@ func TestSniffImage(t *testing.T) {
 		if got := sniffImage(data); got != want {
 			t.Errorf("sniffImage(%q) = %q, want %q", data, got, want)
 		}
-	}
-}
-
-// TestAppendLinkArray: the S1 link block is added once, whatever the
-// spelling of one already there (issue 14: JSON a parser reads the same is
-// treated the same).
-func TestAppendLinkArray(t *testing.T) {
-	tests := []struct{ name, content, want string }{
-		{"empty", `[]`, `[{"type":"session","sessionId":"c"}]`},
-		{"after a block", `[{"type":"text","text":"x"}]`, `[{"type":"text","text":"x"},{"type":"session","sessionId":"c"}]`},
-		{"already there", `[{"type":"session","sessionId":"c"}]`, `[{"type":"session","sessionId":"c"}]`},
-		{"already there, spelled otherwise", `[{"sessionId": "\u0063", "type": "session"}]`, `[{"sessionId": "\u0063", "type": "session"}]`},
-		{"another child's", `[{"type":"session","sessionId":"d"}]`, `[{"type":"session","sessionId":"d"},{"type":"session","sessionId":"c"}]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendLinkArray([]byte(tt.content), "c")
-			if err != nil || string(got) != tt.want {
-				t.Errorf("appendLinkArray(%s) = %s, %v; want %s", tt.content, got, err, tt.want)
-			}
-		})
 	}
 }

@@ -68,7 +68,8 @@ func (r *rewriter) task(f *rewrite.Frame) (rewrite.Verdict, error) {
 
 // lateUpdate returns the frames that show the client what a cursor/task
 // added to a call it already has (C3): one tool_call_update with what the
-// client still lacks and the snapshot, and S1's frames around it.
+// client still lacks and the snapshot (the sessions module adds the
+// call's child session, S1).
 //
 // Rule P7: the update carries the call's last vendor status, so that no
 // client reads it as running again; for a client that shows updates of
@@ -91,35 +92,21 @@ func (r *rewriter) lateUpdate(c *call, method string) ([][]byte, error) {
 		c.shown.name = true
 	}
 	if full && !c.shown.content && c.snap.prompt != "" {
-		u.Content = promptContent(c.snap.prompt, nil)
+		u.Content = promptContent(c.snap.prompt)
 		c.shown.content = true
-	}
-	var pre, post [][]byte
-	if r.s1() {
-		pre = r.announce(c)
-		if child := c.childID(); child != "" && u.Content != nil {
-			u.Content = promptContent(c.snap.prompt, &child)
-			c.shown.link = true
-		} else if child != "" && !c.shown.link && full {
-			if content, ok := c.contentWithLink(child); ok {
-				u.Content = content
-				c.shown.content, c.shown.link = true, true
-			}
-		}
-		post = r.finishChild(c)
 	}
 	if u.Title == "" && u.Name == "" && u.Content == nil {
 		u.Status = "" // the snapshot alone changes nothing a client shows (P7 asks no status)
 	}
 	if emit == rewrite.EmitNothing {
-		return append(pre, post...), nil
+		return nil, nil
 	}
 	u.Meta = meta.Object(meta.SubagentMember, c.snap.subagent().JSON())
 	frame, err := sessionUpdateFrame(c.session, u)
 	if err != nil {
 		return nil, rewrite.RuleErrorf("C3", "%w", err)
 	}
-	return append(append(pre, frame), post...), nil
+	return [][]byte{frame}, nil
 }
 
 // toolCallUpdate is a tool_call_update the proxy builds.
@@ -133,35 +120,10 @@ type toolCallUpdate struct {
 	Meta          json.RawMessage `json:"_meta,omitempty"`
 }
 
-// promptContent returns a content array with the prompt as text (when not
-// empty) and the child session link (when child is set).
-func promptContent(prompt string, child *string) json.RawMessage {
-	out := make([]byte, 0, rawjson.StringLen(prompt)+len(`[{"type":"content","content":{"type":"text","text":}},]`)+sessionLinkLen(child))
-	out = append(out, '[')
-	if prompt != "" {
-		out = append(out, `{"type":"content","content":{"type":"text","text":`...)
-		out = rawjson.AppendString(out, prompt)
-		out = append(out, '}', '}')
-	}
-	if child != nil {
-		if prompt != "" {
-			out = append(out, ',')
-		}
-		out = append(out, sessionLink(*child)...)
-	}
-	return append(out, ']')
-}
-
-func sessionLinkLen(child *string) int {
-	if child == nil {
-		return 0
-	}
-	return len(`{"type":"session","sessionId":}`) + rawjson.StringLen(*child)
-}
-
-// sessionLink returns the S1 content block that links a child session.
-func sessionLink(child string) []byte {
-	out := append([]byte(nil), `{"type":"session","sessionId":`...)
-	out = rawjson.AppendString(out, child)
-	return append(out, '}')
+// promptContent returns a content array with the prompt as text.
+func promptContent(prompt string) json.RawMessage {
+	out := make([]byte, 0, rawjson.StringLen(prompt)+len(`[{"type":"content","content":{"type":"text","text":}}]`))
+	out = append(out, `[{"type":"content","content":{"type":"text","text":`...)
+	out = rawjson.AppendString(out, prompt)
+	return append(out, '}', '}', ']')
 }

@@ -218,7 +218,7 @@ func (r *rewriter) createPlan(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	tc := permissionToolCall{ToolCallID: tcid, Title: title, Status: r.lastStatus(tcid)}
 	if text := strAt(params, "plan"); text != "" {
-		tc.Content = promptContent(text, nil)
+		tc.Content = promptContent(text)
 	}
 	req, err := rawjson.Marshal(permissionParams{
 		SessionID: sid,

@@ -1,11 +1,9 @@
 package cursor
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
-	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
@@ -33,8 +31,6 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.toolCall(f, sid, &u, true)
 	case "tool_call_update":
 		return r.toolCall(f, sid, &u, false)
-	case "subagent_spawned", "subagent_state_update":
-		return r.draftSubagent(sid, upd)
 	}
 	return rewrite.Verdict{}, nil
 }
@@ -89,7 +85,7 @@ func readToolCall(raw []byte, u *updateMembers, isNew bool) *toolCallFrame {
 // present and not null.
 func notNull(v []byte) bool { return v != nil && string(v) != "null" }
 
-// toolCall handles tool_call and tool_call_update frames (C2-C7, M, S1).
+// toolCall handles tool_call and tool_call_update frames (C2-C7, M).
 func (r *rewriter) toolCall(f *rewrite.Frame, sid string, u *updateMembers, isNew bool) (rewrite.Verdict, error) {
 	fr := readToolCall(f.Raw, u, isNew)
 	r.touch(sid)
@@ -162,22 +158,13 @@ func (r *rewriter) track(fr *toolCallFrame, sid string) *call {
 }
 
 // launchFrame completes a frame of a subagent launch call: the title
-// (C4), the name (C3, C4, C7), the prompt as content and the child session
-// link (C4, S1), and the snapshot (M); S1's child session frames go
-// around it. The frame is rebuilt once, whatever it gains.
+// (C4), the name (C3, C4, C7), the prompt as content (C4), the call's
+// last vendor status when it gains a title or content (P7), and the
+// snapshot (M), from which the sessions module makes the call's child
+// session (S1). The frame is rebuilt once, whatever it gains.
 func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, error) {
 	edits := c.titleAndName(fr, nil)
-	var pre, post [][]byte
-	if r.s1() {
-		pre = r.announce(c)
-	}
-	edits, err := c.contentAndLink(fr.u[updContent], edits)
-	if err != nil {
-		return rewrite.Verdict{}, err
-	}
-	if r.s1() {
-		post = r.finishChild(c)
-	}
+	edits = c.promptEdit(fr.u[updContent], edits)
 	edits = c.statusWith(fr.u[updStatus], edits)
 	snap, err := meta.SubagentEdit(fr.raw, c.snap.subagent(), "params", "update")
 	if err != nil {
@@ -187,7 +174,9 @@ func (r *rewriter) launchFrame(c *call, fr *toolCallFrame) (rewrite.Verdict, err
 	if err != nil {
 		return rewrite.Verdict{}, rewrite.RuleErrorf("C4", "%w", err)
 	}
-	return around(frame, pre, post), nil
+	var v rewrite.Verdict
+	v.Replace(frame)
+	return v, nil
 }
 
 // titleAndName appends the edits that give a launch-call frame the title
@@ -209,33 +198,16 @@ func (c *call) titleAndName(fr *toolCallFrame, edits []rawjson.Edit) []rawjson.E
 	return edits
 }
 
-// contentAndLink appends the edit that gives a launch-call frame without
-// content (its raw content member, nil when absent) the prompt (and the child session link, S1), or adds the link
-// to the content it has.
-func (c *call) contentAndLink(content []byte, edits []rawjson.Edit) ([]rawjson.Edit, error) {
-	var link *string
-	if child := c.childID(); child != "" {
-		link = &child
-	}
-	switch {
-	case !vendorContent(content) && !c.shown.content && (c.snap.prompt != "" || link != nil):
-		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt, link)))
+// promptEdit appends the edit that gives a launch-call frame without
+// content (its raw content member, nil when absent) the prompt, the
+// first time the prompt is known and the client has no content of the
+// call (C3, C4).
+func (c *call) promptEdit(content []byte, edits []rawjson.Edit) []rawjson.Edit {
+	if !vendorContent(content) && !c.shown.content && c.snap.prompt != "" {
+		edits = append(edits, updateEdit("content", promptContent(c.snap.prompt)))
 		c.shown.content = true
-		c.shown.link = c.shown.link || link != nil
-	case notNull(content) && link != nil:
-		if rawjson.FirstByte(content) != '[' {
-			break
-		}
-		arr, err := appendLinkArray(content, *link)
-		if err != nil {
-			return nil, rewrite.RuleErrorf("S1", "session link: %w", err)
-		}
-		if !bytes.Equal(arr, content) {
-			edits = append(edits, updateEdit("content", arr))
-		}
-		c.shown.link = true
 	}
-	return edits, nil
+	return edits
 }
 
 // statusWith appends, when the proxy gives a frame without a status
@@ -258,26 +230,6 @@ func (c *call) statusWith(status []byte, edits []rawjson.Edit) []rawjson.Edit {
 // updateEdit sets params.update.<key>.
 func updateEdit(key string, value []byte) rawjson.Edit {
 	return rawjson.Edit{Path: []string{"params", "update", key}, Value: value}
-}
-
-// around returns the verdict that writes frame in place of the original,
-// with pre before it and post after it (S1). The first frame takes the
-// original's place; the others follow it.
-func around(frame []byte, pre, post [][]byte) rewrite.Verdict {
-	var v rewrite.Verdict
-	if len(pre) == 0 {
-		v.Replace(frame)
-	} else {
-		v.Replace(pre[0])
-		for _, p := range pre[1:] {
-			v.Send(pipe.Client, p)
-		}
-		v.Send(pipe.Client, frame)
-	}
-	for _, p := range post {
-		v.Send(pipe.Client, p)
-	}
-	return v
 }
 
 // setUpdate sets params.update.<key> to the string s.

@@ -3,6 +3,7 @@ package meta
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
@@ -137,5 +138,52 @@ func TestFromToolCall(t *testing.T) {
 				t.Errorf("FromToolCall(%q) = %q, want %q", tt.acp, got, tt.want)
 			}
 		})
+	}
+}
+
+// FuzzParseSubagent: ParseSubagent reads back what JSON writes, byte for
+// byte once written again.
+func FuzzParseSubagent(f *testing.F) {
+	f.Add("cursor", "task", "count <files> & \u2028", "prompt\n\"x\"", "1", `{"b": [1, 2]}`, true, 7)
+	f.Add("", "", "", "", "", "", false, 0)
+	f.Fuzz(func(t *testing.T, vendor, tool, desc, prompt, num, raw string, bg bool, mask int) {
+		for _, str := range []string{vendor, tool, desc, prompt} {
+			if !utf8.ValidString(str) {
+				t.Skip() // decoded JSON strings always are; JSON writes U+FFFD for the bad bytes
+			}
+		}
+		s := Subagent{Vendor: vendor, ToolName: tool, Status: StatusRunning}
+		if mask&1 != 0 {
+			s.Description, s.Prompt, s.Name, s.ChildSessionID = &desc, &prompt, &tool, &vendor
+			s.Background = &bg
+		}
+		if mask&4 != 0 && json.Valid([]byte(num)) && rawjson.FirstByte([]byte(num)) != '"' {
+			var n json.Number
+			if json.Unmarshal([]byte(num), &n) == nil {
+				s.DurationMs, s.TotalTokens = json.RawMessage(num), json.RawMessage(num)
+			}
+		}
+		if json.Valid([]byte(raw)) && mask&2 != 0 {
+			s.Raw = map[string]json.RawMessage{"z": json.RawMessage(raw), "a": json.RawMessage(`1`)}
+		}
+		want := s.JSON()
+		if !json.Valid(want) {
+			t.Skip()
+		}
+		got, err := ParseSubagent(want)
+		if err != nil {
+			t.Fatalf("ParseSubagent(%s): %v", want, err)
+		}
+		if back := got.JSON(); string(back) != string(want) {
+			t.Fatalf("round trip:\n got %s\nwant %s", back, want)
+		}
+	})
+}
+
+func TestParseSubagentRejects(t *testing.T) {
+	for _, raw := range []string{`7`, `{"vendor":1}`, `{"background":"yes"}`, `{"durationMs":"5"}`, `{"other":1}`, `{"raw":[]}`, `{`} {
+		if _, err := ParseSubagent([]byte(raw)); err == nil {
+			t.Errorf("ParseSubagent(%s) = nil error", raw)
+		}
 	}
 }

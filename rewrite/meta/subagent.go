@@ -218,6 +218,17 @@ func (w *objectWriter) raw(k string, v []byte) {
 // description, else the prompt's first line cut at 80 characters; "" when
 // both are empty.
 func Title(description, prompt string) string {
+	if text := TitleText(description, prompt); text != "" {
+		return "Subagent: " + text
+	}
+	return ""
+}
+
+// TitleText is the text of Title without its "Subagent: " label: the
+// description, else the prompt's first line cut at 80 characters, both
+// trimmed; "" when neither has any (a synthesized child session's title,
+// rule S4).
+func TitleText(description, prompt string) string {
 	text := strings.TrimSpace(description)
 	if text == "" {
 		line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
@@ -226,8 +237,5 @@ func Title(description, prompt string) string {
 			text = string([]rune(text)[:80])
 		}
 	}
-	if text == "" {
-		return ""
-	}
-	return "Subagent: " + text
+	return text
 }
