@@ -1,12 +1,9 @@
 package qwen_test
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
@@ -26,28 +23,19 @@ func FuzzQwen(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	prelude := [][]byte{
-		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`),
-		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`),
-	}
+	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`)
+	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
-		for _, p := range prelude {
-			r.Handle(pipe.Agent, p, nil)
-		}
-		outs := r.Handle(pipe.Agent, frame, nil)
-		valid := json.Valid(frame)
-		for _, o := range outs {
-			if valid && !json.Valid(o.Frame) {
-				t.Fatalf("invalid output %s for input %s", o.Frame, frame)
-			}
-			if o.Op == "" && string(o.Frame) != string(frame) {
-				t.Fatalf("forwarded frame changed: %s -> %s", frame, o.Frame)
-			}
-		}
+		proxytest.CheckAgentFrames(t, qwen.Module(), result, launch, frame)
 	})
+}
+
+// FuzzQwenDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzQwenDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, capturesDir, qwen.Module())
 }
