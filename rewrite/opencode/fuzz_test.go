@@ -8,9 +8,10 @@ import (
 )
 
 // FuzzOpenCode feeds arbitrary agent frames to the opencode module after
-// an OpenCode initialize result and a task call. Whatever the frame, the
-// router must not panic, every output must be valid JSON when the input
-// was (P5), and a frame the module leaves alone is byte-identical (P1).
+// an OpenCode initialize result and a task call: the module must never
+// panic (P5 turns errors into forwarding), never drop an object frame,
+// forward a frame it leaves alone byte for byte (P1), and write only
+// valid JSON for a valid JSON frame.
 func FuzzOpenCode(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","title":"task","rawInput":{"description":"d","background":true},"rawOutput":{"output":"<task_result>x</task_result>","metadata":{"sessionId":"c","jobId":"j","model":{"modelID":"m","providerID":"p"}}}}}}`,

@@ -8,10 +8,10 @@ import (
 )
 
 // FuzzQwen feeds arbitrary agent frames to the qwen module after a
-// qwen-code initialize result and a launch call. Whatever the frame, the
-// router must not panic, every output must be valid JSON when the input
-// was (P5: a rule that fails forwards the frame unchanged), and a frame
-// the module leaves alone is byte-identical (P1).
+// qwen-code initialize result and a launch call: the module must never
+// panic (P5: a rule that fails forwards the frame unchanged), never drop
+// an object frame, forward a frame it leaves alone byte for byte (P1),
+// and write only valid JSON for a valid JSON frame.
 func FuzzQwen(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","title":"Agent","rawInput":{"description":"d","run_in_background":true},"rawOutput":{"type":"task_execution","status":"background","executionSummary":{"totalDurationMs":5}},"_meta":{"toolName":"agent"}}}}`,
