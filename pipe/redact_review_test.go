@@ -1,0 +1,48 @@
+package pipe
+
+import (
+	"strings"
+	"testing"
+)
+
+// reviewToken is a GitHub token shape (docs/debugging.md's table).
+var reviewToken = "ghp_" + strings.Repeat("a1", 15)
+
+// TestRedactTextEncodedStrings: R2 (strengthened 2026-12-01) holds for a
+// line that is not valid JSON too, the frame cut off at EOF or malformed
+// that the capture keeps as text: the string values in it are decoded
+// before the search, as those of a valid frame are, so JSON encoded in a
+// string (Codex's arguments) and a token spelled with escapes or after an
+// escape are found there as well.
+func TestRedactTextEncodedStrings(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"R2 Codex arguments in a frame cut off",
+			`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"arguments":"{\"token\":\"hunter2secret\"}"},"x":`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"arguments":"{\"token\":\"<redacted>\"}"},"x":`},
+		{"R2 Codex arguments cut off inside the encoded JSON",
+			`{"params":{"rawInput":{"arguments":"{\"cmd\":\"x\",\"api_key\":\"hunter2sec`,
+			`{"params":{"rawInput":{"arguments":"{\"cmd\":\"x\",\"api_key\":\"<redacted>\"`},
+		{"R2 malformed frame with JSON in a string",
+			`x{"arguments":"{\"password\":\"hunter2secret\"}"}`,
+			`x{"arguments":"{\"password\":\"<redacted>\"}"}`},
+		{"R2 token after an escaped newline, frame cut off",
+			`{"params":{"text":"line\n` + reviewToken + `"`,
+			`{"params":{"text":"line\n<redacted>"`},
+		{"R2 token spelled with a \\u escape, frame cut off",
+			`{"params":{"text":"\u0067hp_` + reviewToken[4:] + `","more":`,
+			`{"params":{"text":"<redacted>","more":`},
+		{"R2 token in an array element of a frame cut off",
+			`{"params":{"lines":["ok","a\t` + reviewToken + `"],`,
+			`{"params":{"lines":["ok","a\t<redacted>"],`},
+		{"R2 unclosed string ending in a dangling escape",
+			`{"params":{"text":"x\n` + reviewToken + `\u00`,
+			`{"params":{"text":"x\n<redacted>`},
+		{"no secret keeps its bytes", `{"a":"x\ny\u0041","b":` + `"{\"c\":1}"`, `{"a":"x\ny\u0041","b":` + `"{\"c\":1}"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := RedactText(c.in); got != c.want {
+				t.Errorf("RedactText\n  in   %s\n  got  %s\n  want %s", c.in, got, c.want)
+			}
+		})
+	}
+}
