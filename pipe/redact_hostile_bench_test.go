@@ -39,7 +39,7 @@ func BenchmarkRedactHostile(b *testing.B) {
 					if c.json {
 						Redact(frame)
 					} else {
-						redactTextBytes(frame)
+						redactTextBytes(frame, 0)
 					}
 				}
 			})
