@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,36 @@ func TestRedactTextEncodedStrings(t *testing.T) {
 				t.Errorf("RedactText\n  in   %s\n  got  %s\n  want %s", c.in, got, c.want)
 			}
 		})
+	}
+}
+
+// TestRedactJSONTextsAsFrames: an agent stderr line, a forwarded line or
+// an argument that is itself valid JSON (a structured log line, Claude's
+// --mcp-config) gets the rules of a frame (R2): the values of env and
+// headers entries, which the text rules cannot tell, are redacted there
+// too.
+func TestRedactJSONTextsAsFrames(t *testing.T) {
+	stderr := []string{
+		`{"level":"info","msg":"mcp","mcpServers":[{"name":"db","env":[{"name":"DB_PASS","value":"env-list-secret"}]}]}`,
+		`{"level":"debug","msg":"spawn","env":{"DATABASE_URL_PW":"env-map-secret"},"headers":[{"name":"X-Auth","value":"header-secret"}]}`,
+	}
+	var buf bytes.Buffer
+	cw := NewCaptureWriter(&buf, false)
+	for _, s := range stderr {
+		cw.Write(Record{From: Agent, Stderr: &s})
+		cw.Write(Record{From: Agent, Text: &s})
+	}
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"env-list-secret", "env-map-secret", "header-secret"} {
+		if strings.Contains(buf.String(), secret) {
+			t.Errorf("capture leaks %q:\n%s", secret, buf.String())
+		}
+	}
+
+	argv := RedactArgs([]string{"claude", "--mcp-config", `{"mcpServers":{"db":{"command":"pg-mcp","env":{"PGPASS":"argv-env-secret"}}}}`})
+	if got, want := argv[2], `{"mcpServers":{"db":{"command":"pg-mcp","env":{"PGPASS":"<redacted>"}}}}`; got != want {
+		t.Errorf("RedactArgs JSON argument:\n got  %s\n want %s", got, want)
 	}
 }
