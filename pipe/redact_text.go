@@ -19,9 +19,23 @@ const RedactedText = "<redacted>"
 // URL, PEM private keys). It is meant for lines that are not valid JSON:
 // a frame cut off at EOF, a malformed frame, a non-JSON line, a stderr
 // line. Its time is linear in len(s).
+//
+// A text that is itself valid JSON (a structured stderr log line, a JSON
+// argument) first gets the rules of a frame (Redact): only they know the
+// values of env and headers entries.
 func RedactText(s string) string {
-	if out := redactTextBytes([]byte(s), 0); out != nil {
+	b := []byte(s)
+	changed := false
+	if validJSON(b) {
+		if red := Redact(b); !bytes.Equal(red, b) {
+			b, changed = red, true
+		}
+	}
+	if out := redactTextBytes(b, 0); out != nil {
 		return string(out)
+	}
+	if changed {
+		return string(b)
 	}
 	return s
 }
