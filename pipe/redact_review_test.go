@@ -78,3 +78,28 @@ func TestRedactJSONTextsAsFrames(t *testing.T) {
 		t.Errorf("RedactArgs JSON argument:\n got  %s\n want %s", got, want)
 	}
 }
+
+// TestRedactShapesReview: shapes of the docs' table that still let part
+// of a secret through (R2): a URL password with an '@' in it (a URL
+// parser takes the userinfo up to the last '@' before the host, so
+// "p@ss" is the password), and an OpenPGP private key block, whose
+// armor label is "PGP PRIVATE KEY BLOCK".
+func TestRedactShapesReview(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"R2 URL password with @", `{"u":"https://user:p@ss-secret@host/x"}`, `{"u":"https://user:<redacted>@host/x"}`},
+		{"R2 URL password with @ in a raw line", `clone https://user:p@ss@w-secret@host/x done`, `clone https://user:<redacted>@host/x done`},
+		{"R2 URL password then an email in the path", `{"u":"https://user:pw-secret@host/a@b"}`, `{"u":"https://user:<redacted>@host/a@b"}`},
+		{"R2 PGP private key block", `{"k":"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF-secret\n-----END PGP PRIVATE KEY BLOCK-----\nafter"}`, `{"k":"<redacted>\nafter"}`},
+		{"PGP public key block kept", `{"k":"-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBF\n-----END PGP PUBLIC KEY BLOCK-----"}`, `{"k":"-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBF\n-----END PGP PUBLIC KEY BLOCK-----"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := RedactText(c.in)
+			if validJSON([]byte(c.in)) {
+				got = string(Redact([]byte(c.in)))
+			}
+			if got != c.want {
+				t.Errorf("\n  in   %s\n  got  %s\n  want %s", c.in, got, c.want)
+			}
+		})
+	}
+}
