@@ -49,3 +49,23 @@ func TestRouterP6ProxyRequestsBounded(t *testing.T) {
 		t.Fatalf("late answer to a forgotten proxy request: %+v; want it forwarded", out)
 	}
 }
+
+// TestRouterP6ProxyOrderBounded: the order the proxy keeps of its
+// requests (to forget the oldest first) does not grow with the requests
+// that were answered: a long session of answered permission requests.
+func TestRouterP6ProxyOrderBounded(t *testing.T) {
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()}, IDToken: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5000; i++ {
+		r.Handle(pipe.Agent, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"test/ask"}`, i), nil)
+		out := r.Handle(pipe.Client, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"acp-normalize:t1:%d","result":{}}`, i), nil)
+		if len(out) != 1 || out[0].Op != pipe.OpEmit {
+			t.Fatalf("answer %d not consumed: %+v", i, out)
+		}
+	}
+	if n := len(r.proxyOrder); n > 2*len(r.proxyReqs)+64 {
+		t.Fatalf("proxyOrder holds %d keys for %d open requests", n, len(r.proxyReqs))
+	}
+}
