@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // reviewToken is a GitHub token shape (docs/debugging.md's table).
@@ -102,4 +104,38 @@ func TestRedactShapesReview(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRedactTextCutOff: a frame cut off anywhere after a secret keeps
+// none of it (R2): the secret is in Codex's JSON-encoded arguments, after
+// a string the fuzzer writes (escapes, quotes, nested JSON), and every cut
+// of the frame that holds the whole secret is redacted by the text rules.
+func FuzzRedactTextCutOff(f *testing.F) {
+	for _, s := range []string{"", `x\ny`, `{\"a\":\"b\"}`, `\u0041\"`, `"`, `\`, "ghp_", `\\\"`} {
+		f.Add(s, "token")
+	}
+	f.Add(`a`, "api_key")
+	f.Add(`a`, "pass\u0077ord")
+	f.Fuzz(func(t *testing.T, before, key string) {
+		const secret = "S3CR3Tvalue42"
+		k := rawjson.AppendString(nil, key)
+		if len(before) > 256 || !isSecretKey(k[1:len(k)-1]) || strings.ContainsAny(before+key, "S") {
+			return
+		}
+		value := rawjson.AppendString(nil, before)
+		args := `{"cmd":"ls",` + string(k) + `:"` + secret + `"}`
+		frame := `{"jsonrpc":"2.0","method":"session/update","params":{"text":` + string(value) + `,"rawInput":{"arguments":` + string(rawjson.AppendString(nil, args)) + `},"n":1}}`
+		if !validJSON([]byte(frame)) {
+			return
+		}
+		if out := Redact([]byte(frame)); bytes.Contains(out, []byte(secret)) {
+			t.Fatalf("valid frame keeps the secret:\n%s", out)
+		}
+		end := strings.Index(frame, secret) + len(secret)
+		for cut := end; cut < len(frame); cut++ {
+			if out := RedactText(frame[:cut]); strings.Contains(out, secret) {
+				t.Fatalf("cut at %d of %d keeps the secret:\n in  %s\n out %s", cut, len(frame), frame[:cut], out)
+			}
+		}
+	})
 }
