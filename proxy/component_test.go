@@ -106,6 +106,18 @@ const (
 	tsInitAnswer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"x"}}}`
 )
 
+// handshake runs the TypeScript conductor's initialize through the
+// component and checks both legs exactly.
+func (p *conductorPeer) handshake() {
+	p.t.Helper()
+	// K1: the initialize goes to the successor wrapped, params as sent.
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	// K1: the answer echoes _meta.proxy; rule M still advertises.
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+}
+
 // K1 and K2 with the TypeScript conductor's envelope: the handshake, the
 // wrapped frames both ways with their inner bytes unchanged, the proxy's
 // own request ids (C12) apart from the conductor's, and the responses to
@@ -114,12 +126,7 @@ func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
 
-	// K1: the initialize goes to the successor wrapped, params as sent.
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	// K1: the answer echoes _meta.proxy; rule M still advertises.
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 
 	// K2: a wrapped request from the successor reaches the client side
 	// unwrapped, its params' bytes (spacing, key order) unchanged.
@@ -347,10 +354,7 @@ func slicesContains(s []string, v string) bool {
 func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 
 	for i, inner := range []string{"_proxy/successor/request", "_proxy/successor/notification", "proxy/successor", `_proxy\/successor\/request`, "proxy/initialize"} {
 		id := 10 + i
@@ -379,10 +383,7 @@ func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
 // Not parallel: it reads the heap; no recording, which holds the frame.
 func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 	p := startComponentRecording(t, nil, false)
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 	small := `{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s"}}}`
 	p.send(small)
 	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
