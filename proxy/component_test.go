@@ -40,36 +40,52 @@ func startComponent(t *testing.T, argv []string) *conductorPeer {
 // when record is set.
 func startComponentRecording(t *testing.T, argv []string, record bool) *conductorPeer {
 	t.Helper()
+	p := newConductorPeer(t)
+	cfg := Config{Argv: argv, AgentStderr: io.Discard,
+		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", IDToken: "tok"}}
+	if record {
+		cfg.Router.Capture = pipe.NewCaptureWriter(p.capture, false)
+	}
+	p.run(cfg)
+	return p
+}
+
+// startComponentStderr is startComponent with no module and the agent's
+// stderr kept.
+func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
+	t.Helper()
+	p := newConductorPeer(t)
+	p.run(Config{Argv: argv, AgentStderr: stderr, Router: RouterConfig{Version: "t"}})
+	return p
+}
+
+func newConductorPeer(t *testing.T) *conductorPeer {
+	return &conductorPeer{t: t, capture: &bytes.Buffer{}, done: make(chan struct{})}
+}
+
+// run starts Run with cfg between the peer's pipes (cfg's Stdin, Stdout,
+// KillGrace and Logger are the peer's) and, when the test ends, closes
+// the conductor's side and waits for Run.
+func (p *conductorPeer) run(cfg Config) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
-	var capture *pipe.CaptureWriter
-	if record {
-		capture = pipe.NewCaptureWriter(p.capture, false)
-	}
+	p.in, p.out = inW, bufio.NewReader(outR)
+	cfg.Stdin, cfg.Stdout = inR, outW
+	cfg.KillGrace = 5 * time.Second
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	go func() {
 		defer close(p.done)
-		p.code, p.err = Run(Config{
-			Argv: argv,
-			Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t",
-				IDToken: "tok", Capture: capture},
-			KillGrace:   5 * time.Second,
-			Stdin:       inR,
-			Stdout:      outW,
-			AgentStderr: io.Discard,
-			Logger:      slog.New(slog.DiscardHandler),
-		})
-		if capture != nil {
-			_ = capture.Close()
+		p.code, p.err = Run(cfg)
+		if c := cfg.Router.Capture; c != nil {
+			_ = c.Close()
 		}
 		_ = outW.Close()
 	}()
-	t.Cleanup(func() {
+	p.t.Cleanup(func() {
 		_ = inW.Close()
 		_, _ = io.Copy(io.Discard, outR)
 		<-p.done
 	})
-	return p
 }
 
 func (p *conductorPeer) send(frame string) {
@@ -280,33 +296,6 @@ func TestK3AgentCommandWithHandshake(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startComponentStderr is startComponent with the agent's stderr kept.
-func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.code, p.err = Run(Config{
-			Argv:        argv,
-			Router:      RouterConfig{Version: "t"},
-			KillGrace:   5 * time.Second,
-			Stdin:       inR,
-			Stdout:      outW,
-			AgentStderr: stderr,
-			Logger:      slog.New(slog.DiscardHandler),
-		})
-		_ = outW.Close()
-	}()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		_, _ = io.Copy(io.Discard, outR)
-		<-p.done
-	})
-	return p
 }
 
 // captureInputs returns a capture's input records as "side frame".
