@@ -108,39 +108,11 @@ func FuzzDifferential(f *testing.F, dir string, mods ...rewrite.Module) {
 	})
 }
 
-// AddSeeds adds to f, as sessions with each of hows, the input of every
-// golden case of the package (testdata/golden/*.txtar) and every capture
-// in dir ("" for none; the replays beside them left out) that is at most
-// maxBytes long.
+// AddSeeds adds to f, as sessions with each of hows, every session of
+// Sessions(f, dir) that is at most maxBytes long.
 func AddSeeds(f *testing.F, dir string, maxBytes int, hows ...uint64) {
 	f.Helper()
-	var sessions [][]byte
-	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	for _, path := range goldens {
-		a, err := txtar.ParseFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if file.Name == "input.jsonl" {
-				sessions = append(sessions, Lines(ReadRecords(f, file.Data)))
-			}
-		}
-	}
-	if dir != "" {
-		captures, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, path := range captures {
-			if strings.HasSuffix(path, ".replay.jsonl") {
-				continue
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			sessions = append(sessions, Lines(ReadRecords(f, data)))
-		}
-	}
-	for _, s := range sessions {
+	for _, s := range Sessions(f, dir) {
 		if len(s) > maxBytes {
 			continue
 		}
@@ -148,6 +120,41 @@ func AddSeeds(f *testing.F, dir string, maxBytes int, hows ...uint64) {
 			f.Add(s, how)
 		}
 	}
+}
+
+// Sessions returns, each as Lines writes it, the input of every golden
+// case of the package (testdata/golden/*.txtar) and every capture in dir
+// ("" for none; the replays beside them left out).
+func Sessions(t testing.TB, dir string) [][]byte {
+	t.Helper()
+	var sessions [][]byte
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+	for _, path := range goldens {
+		a, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if file.Name == "input.jsonl" {
+				sessions = append(sessions, Lines(ReadRecords(t, file.Data)))
+			}
+		}
+	}
+	if dir == "" {
+		return sessions
+	}
+	captures, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, path := range captures {
+		if strings.HasSuffix(path, ".replay.jsonl") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, Lines(ReadRecords(t, data)))
+	}
+	return sessions
 }
 
 // maxRespelled is the largest frame of a recording CheckCapturesDifferential
@@ -200,16 +207,13 @@ func CheckReencoded(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrit
 func checkReencoded(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
-	changed := make([]pipe.Record, len(recs))
-	for i, rec := range recs {
-		changed[i] = rec
-		if len(rec.Frame) <= maxFrame && pipe.Check(rec.Frame) == nil {
-			if v, err := parseTree(rec.Frame); err == nil {
-				changed[i].Frame = (&encoder{how: how, rng: rng}).encode(nil, v)
-			}
+	compareChanged(t, "re-encoded", recs, maxFrame, mods, func(frame []byte) []byte {
+		v, err := parseTree(frame)
+		if err != nil {
+			return frame
 		}
-	}
-	compareRoutes(t, "re-encoded", recs, changed, mods)
+		return (&encoder{how: how, rng: rng}).encode(nil, v)
+	})
 }
 
 // CheckDuplicateKeys routes recs through a Router with mods, then recs
@@ -230,14 +234,23 @@ func checkDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, maxFrame i
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
 	vals := decoyValues(recs, maxFrame)
+	compareChanged(t, "with duplicate keys", recs, maxFrame, mods, func(frame []byte) []byte {
+		return addDecoys(nil, frame, vals, rng)
+	})
+}
+
+// compareChanged routes recs, and recs with change applied to every valid
+// JSON frame up to maxFrame bytes, and compares what each side receives.
+func compareChanged(t testing.TB, what string, recs []pipe.Record, maxFrame int, mods []rewrite.Module, change func([]byte) []byte) {
+	t.Helper()
 	changed := make([]pipe.Record, len(recs))
 	for i, rec := range recs {
 		changed[i] = rec
 		if len(rec.Frame) <= maxFrame && pipe.Check(rec.Frame) == nil {
-			changed[i].Frame = addDecoys(nil, rec.Frame, vals, rng)
+			changed[i].Frame = change(rec.Frame)
 		}
 	}
-	compareRoutes(t, "with duplicate keys", recs, changed, mods)
+	compareRoutes(t, what, recs, changed, mods)
 }
 
 // compareRoutes routes both sessions and compares what each side receives.
