@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"fmt"
@@ -86,31 +87,14 @@ func TestUnknownMethodLoggedOnce(t *testing.T) {
 	} {
 		r.Handle(pipe.Agent, []byte(f), nil)
 	}
-	var warned []string
 	for _, r := range rec.Records() {
 		if r.Level >= slog.LevelWarn {
 			t.Errorf("logged at %v: %s", r.Level, r.Message)
 		}
-		if r.Level == slog.LevelInfo {
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "method" {
-					warned = append(warned, a.Value.String())
-				}
-				return true
-			})
-		}
 	}
-	if got := bytes.Join(toBytes(warned), []byte(",")); string(got) != "cursor/a,cursor/b,_cursor/a" {
+	if got := strings.Join(rec.Values(slog.LevelInfo, "method"), ","); got != "cursor/a,cursor/b,_cursor/a" {
 		t.Errorf("logged %s, want cursor/a,cursor/b,_cursor/a", got)
 	}
-}
-
-func toBytes(ss []string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
 }
 
 // BenchmarkChunk measures the hot path: a message chunk through a Router
@@ -164,18 +148,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 			}
 		}
 	}
-	var rules []string
-	for _, r := range rec.Records() {
-		if r.Level == slog.LevelWarn {
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "rule" {
-					rules = append(rules, a.Value.String())
-				}
-				return true
-			})
-		}
-	}
-	if got := bytes.Join(toBytes(rules), []byte(",")); string(got) != "C1,C8" {
+	if got := strings.Join(rec.Values(slog.LevelWarn, "rule"), ","); got != "C1,C8" {
 		t.Errorf("warned for rules %s, want C1,C8 (one each)", got)
 	}
 }
