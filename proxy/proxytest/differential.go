@@ -97,14 +97,14 @@ var seedHows = []uint64{AllChanges, EscapeKeys | EscapeValues | 1<<8}
 // FuzzDifferential is the body of a module's Fuzz<Vendor>Differential
 // target: seeds from the package's golden cases and the small recordings
 // in dir (the vendor's captures folder, "" for none), each input checked
-// by CheckReencoded and CheckDuplicateKeys, as CheckCapturesDifferential
+// by checkReencoded and checkDuplicateKeys, as CheckCapturesDifferential
 // checks every recording.
 func FuzzDifferential(f *testing.F, dir string, mods ...rewrite.Module) {
 	AddSeeds(f, dir, MaxSeed, seedHows...)
 	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
 		recs := ParseLines(session)
-		CheckReencoded(t, recs, how, mods...)
-		CheckDuplicateKeys(t, recs, how, mods...)
+		checkReencoded(t, recs, how, math.MaxInt, mods)
+		checkDuplicateKeys(t, recs, how, math.MaxInt, mods)
 	})
 }
 
@@ -163,8 +163,8 @@ func Sessions(t testing.TB, dir string) [][]byte {
 // the rest of the session under the race detector).
 const maxRespelled = 64 << 10
 
-// CheckCapturesDifferential runs CheckReencoded (every change at once)
-// and CheckDuplicateKeys on every capture in dir, a vendor's captures
+// CheckCapturesDifferential runs checkReencoded (every change at once)
+// and checkDuplicateKeys on every capture in dir, a vendor's captures
 // folder (the replays beside them left out; frames over 64 KiB kept as
 // recorded):
 // the real recordings, too large to be fuzz seeds, are checked once each
@@ -193,17 +193,12 @@ func CheckCapturesDifferential(t *testing.T, dir string, mods ...rewrite.Module)
 	}
 }
 
-// CheckReencoded routes recs through a Router with mods, then recs with
+// checkReencoded routes recs through a Router with mods, then recs with
 // every frame that is valid JSON re-encoded as how says (Blanks,
 // EscapeKeys, EscapeValues, Reorder; duplicate keys reduced to the last,
-// as a parser reads them), and fails unless both sides receive the same
-// JSON values with the same ops in the same order.
-func CheckReencoded(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrite.Module) {
-	t.Helper()
-	checkReencoded(t, recs, how, math.MaxInt, mods)
-}
-
-// checkReencoded is CheckReencoded for the frames up to maxFrame bytes.
+// as a parser reads them; frames over maxFrame bytes kept as they are),
+// and fails unless both sides receive the same JSON values with the same
+// ops in the same order.
 func checkReencoded(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
@@ -216,20 +211,14 @@ func checkReencoded(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, 
 	})
 }
 
-// CheckDuplicateKeys routes recs through a Router with mods, then recs
+// checkDuplicateKeys routes recs through a Router with mods, then recs
 // with decoys: members spliced in before some members of every object of
-// a valid frame, with the same key (the same spelling, or an escaped one)
-// and another value (a plain one, or a value the session holds elsewhere). A parser reads the last of duplicate keys, so both
-// sides must receive the same JSON values with the same ops in the same
-// order (issue 14: a Codex module that acted on every duplicate made
-// 60,000 updates out of one frame).
-func CheckDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrite.Module) {
-	t.Helper()
-	checkDuplicateKeys(t, recs, how, math.MaxInt, mods)
-}
-
-// checkDuplicateKeys is CheckDuplicateKeys for the frames up to maxFrame
-// bytes.
+// a valid frame up to maxFrame bytes, with the same key (the same
+// spelling, or an escaped one) and another value (a plain one, or a value
+// the session holds elsewhere). A parser reads the last of duplicate
+// keys, so both sides must receive the same JSON values with the same ops
+// in the same order (issue 14: a Codex module that acted on every
+// duplicate made 60,000 updates out of one frame).
 func checkDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))

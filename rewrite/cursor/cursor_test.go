@@ -69,15 +69,23 @@ func TestTriggers(t *testing.T) {
 	}
 }
 
-// TestUnknownMethodLoggedOnce pins C13's logging: the first request or
-// notification of each unknown method is logged at info (handled, nothing
-// for the user to do, so nothing at the default level), later ones not.
-func TestUnknownMethodLoggedOnce(t *testing.T) {
+// loggedRouter is a Router with the cursor module whose log lines rec
+// keeps.
+func loggedRouter(t *testing.T) (*proxy.Router, *rewritetest.LogRecorder) {
+	t.Helper()
 	rec := rewritetest.NewLogRecorder()
 	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, rec
+}
+
+// TestUnknownMethodLoggedOnce pins C13's logging: the first request or
+// notification of each unknown method is logged at info (handled, nothing
+// for the user to do, so nothing at the default level), later ones not.
+func TestUnknownMethodLoggedOnce(t *testing.T) {
+	r, rec := loggedRouter(t)
 	for _, f := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"cursor/a","params":{}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"cursor/a","params":{}}`,
@@ -131,11 +139,7 @@ func BenchmarkTaskCall(b *testing.B) {
 // although the frame is still answered by the proxy (C1, C8: it must never
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
-	rec := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := loggedRouter(t)
 	for _, f := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":5}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"cursor/task","params":{"toolCallId":6}}`,
