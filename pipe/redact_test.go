@@ -1,15 +1,56 @@
 package pipe
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"testing"
 )
 
+// redactCase is one row of a redaction table: a frame or line, and what
+// it must become, byte for byte.
+type redactCase struct{ name, in, want string }
+
+// checkRedact runs Redact on each case: the output is the case's want
+// exactly, a valid JSON frame stays valid, and redacting the output again
+// changes nothing (R2).
+func checkRedact(t *testing.T, tests []redactCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Redact([]byte(tt.in))
+			if string(got) != tt.want {
+				t.Fatalf("Redact:\n got %s\nwant %s", got, tt.want)
+			}
+			if json.Valid([]byte(tt.in)) && !json.Valid(got) {
+				t.Fatalf("redacted frame is not valid JSON: %s", got)
+			}
+			if again := Redact(got); !bytes.Equal(again, got) {
+				t.Fatalf("not idempotent: %s", again)
+			}
+		})
+	}
+}
+
+// checkRedactText runs RedactText on each case: the output is the case's
+// want exactly, and redacting it again changes nothing (R2).
+func checkRedactText(t *testing.T, tests []redactCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RedactText(tt.in)
+			if got != tt.want {
+				t.Fatalf("RedactText(%q):\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+			if again := RedactText(got); again != got {
+				t.Fatalf("RedactText not idempotent: %q", again)
+			}
+		})
+	}
+}
+
 func TestRedact(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
+	checkRedact(t, []redactCase{
 		{"R2 nothing to redact is the same slice", `{"method":"session/update","params":{"text":"hi"}}`, `{"method":"session/update","params":{"text":"hi"}}`},
 		{"R2 api key spellings", `{"apiKey":"a","api_key":"b","API-KEY":"c","x":"d"}`, `{"apiKey":"<redacted>","api_key":"<redacted>","API-KEY":"<redacted>","x":"d"}`},
 		{"R2 token secret password", `{"accessToken":"t","clientSecret":"s","Password":"p","totalTokens":12}`, `{"accessToken":"<redacted>","clientSecret":"<redacted>","Password":"<redacted>","totalTokens":12}`},
@@ -20,18 +61,7 @@ func TestRedact(t *testing.T) {
 		{"spacing kept", "{ \"token\" : \"x\" ,\n\"k\":1 }", "{ \"token\" : \"<redacted>\" ,\n\"k\":1 }"},
 		{"malformed left as is", `{"token":"x"`, `{"token":"x"`},
 		{"not json left as is", `token: x`, `token: x`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Redact([]byte(tt.in))
-			if string(got) != tt.want {
-				t.Fatalf("Redact:\n got %s\nwant %s", got, tt.want)
-			}
-			if json.Valid([]byte(tt.in)) && !json.Valid(got) {
-				t.Fatalf("redacted frame is not valid JSON: %s", got)
-			}
-		})
-	}
+	})
 }
 
 func TestRedactArgs(t *testing.T) {

@@ -40,36 +40,52 @@ func startComponent(t *testing.T, argv []string) *conductorPeer {
 // when record is set.
 func startComponentRecording(t *testing.T, argv []string, record bool) *conductorPeer {
 	t.Helper()
+	p := newConductorPeer(t)
+	cfg := Config{Argv: argv, AgentStderr: io.Discard,
+		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", IDToken: "tok"}}
+	if record {
+		cfg.Router.Capture = pipe.NewCaptureWriter(p.capture, false)
+	}
+	p.run(cfg)
+	return p
+}
+
+// startComponentStderr is startComponent with no module and the agent's
+// stderr kept.
+func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
+	t.Helper()
+	p := newConductorPeer(t)
+	p.run(Config{Argv: argv, AgentStderr: stderr, Router: RouterConfig{Version: "t"}})
+	return p
+}
+
+func newConductorPeer(t *testing.T) *conductorPeer {
+	return &conductorPeer{t: t, capture: &bytes.Buffer{}, done: make(chan struct{})}
+}
+
+// run starts Run with cfg between the peer's pipes (cfg's Stdin, Stdout,
+// KillGrace and Logger are the peer's) and, when the test ends, closes
+// the conductor's side and waits for Run.
+func (p *conductorPeer) run(cfg Config) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
-	var capture *pipe.CaptureWriter
-	if record {
-		capture = pipe.NewCaptureWriter(p.capture, false)
-	}
+	p.in, p.out = inW, bufio.NewReader(outR)
+	cfg.Stdin, cfg.Stdout = inR, outW
+	cfg.KillGrace = 5 * time.Second
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	go func() {
 		defer close(p.done)
-		p.code, p.err = Run(Config{
-			Argv: argv,
-			Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t",
-				IDToken: "tok", Capture: capture},
-			KillGrace:   5 * time.Second,
-			Stdin:       inR,
-			Stdout:      outW,
-			AgentStderr: io.Discard,
-			Logger:      slog.New(slog.DiscardHandler),
-		})
-		if capture != nil {
-			_ = capture.Close()
+		p.code, p.err = Run(cfg)
+		if c := cfg.Router.Capture; c != nil {
+			_ = c.Close()
 		}
 		_ = outW.Close()
 	}()
-	t.Cleanup(func() {
+	p.t.Cleanup(func() {
 		_ = inW.Close()
 		_, _ = io.Copy(io.Discard, outR)
 		<-p.done
 	})
-	return p
 }
 
 func (p *conductorPeer) send(frame string) {
@@ -106,6 +122,18 @@ const (
 	tsInitAnswer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"x"}}}`
 )
 
+// handshake runs the TypeScript conductor's initialize through the
+// component and checks both legs exactly.
+func (p *conductorPeer) handshake() {
+	p.t.Helper()
+	// K1: the initialize goes to the successor wrapped, params as sent.
+	p.send(tsInit)
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
+	// K1: the answer echoes _meta.proxy; rule M still advertises.
+	p.send(tsInitAnswer)
+	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+}
+
 // K1 and K2 with the TypeScript conductor's envelope: the handshake, the
 // wrapped frames both ways with their inner bytes unchanged, the proxy's
 // own request ids (C12) apart from the conductor's, and the responses to
@@ -114,12 +142,7 @@ func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
 
-	// K1: the initialize goes to the successor wrapped, params as sent.
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	// K1: the answer echoes _meta.proxy; rule M still advertises.
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 
 	// K2: a wrapped request from the successor reaches the client side
 	// unwrapped, its params' bytes (spacing, key order) unchanged.
@@ -275,33 +298,6 @@ func TestK3AgentCommandWithHandshake(t *testing.T) {
 	}
 }
 
-// startComponentStderr is startComponent with the agent's stderr kept.
-func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &conductorPeer{t: t, in: inW, out: bufio.NewReader(outR), capture: &bytes.Buffer{}, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.code, p.err = Run(Config{
-			Argv:        argv,
-			Router:      RouterConfig{Version: "t"},
-			KillGrace:   5 * time.Second,
-			Stdin:       inR,
-			Stdout:      outW,
-			AgentStderr: stderr,
-			Logger:      slog.New(slog.DiscardHandler),
-		})
-		_ = outW.Close()
-	}()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		_, _ = io.Copy(io.Discard, outR)
-		<-p.done
-	})
-	return p
-}
-
 // captureInputs returns a capture's input records as "side frame".
 func captureInputs(t *testing.T, capture []byte) []string {
 	t.Helper()
@@ -347,10 +343,7 @@ func slicesContains(s []string, v string) bool {
 func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
 	t.Parallel()
 	p := startComponent(t, nil)
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 
 	for i, inner := range []string{"_proxy/successor/request", "_proxy/successor/notification", "proxy/successor", `_proxy\/successor\/request`, "proxy/initialize"} {
 		id := 10 + i
@@ -379,10 +372,7 @@ func TestK2ComponentWrappedWrapperRefused(t *testing.T) {
 // Not parallel: it reads the heap; no recording, which holds the frame.
 func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 	p := startComponentRecording(t, nil, false)
-	p.send(tsInit)
-	p.expect(`{"jsonrpc":"2.0","id":1,"method":"_proxy/successor/request","params":{"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"_meta":{"proxy":true}}}}`)
-	p.send(tsInitAnswer)
-	p.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"acp-normalize":{"modules":["test"],"version":"t"}}},"agentInfo":{"name":"x"},"_meta":{"proxy":true}}}`)
+	p.handshake()
 	small := `{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s"}}}`
 	p.send(small)
 	p.expect(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)

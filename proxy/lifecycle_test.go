@@ -52,11 +52,7 @@ func TestRunSlowClientGetsEverything(t *testing.T) {
 	agent := `seq 1 3000 | sed 's/.*/{"jsonrpc":"2.0","method":"n","params":{"i":&,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}/'`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 300 * time.Millisecond,
 		Stdin: stdinR, Stdout: out, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("Run did not return")
-	}
+	waitRun(t, done, 60*time.Second)
 	if n := strings.Count(out.String(), "\n"); n != 3000 {
 		t.Fatalf("client got %d of 3000 frames the agent wrote", n)
 	}
@@ -73,12 +69,7 @@ func TestRunReturnsWhenClientNeverReads(t *testing.T) {
 	defer close(bw.ch)
 	done := runAsync(Config{Argv: []string{"sh", "-c", `read l; echo '{"a":1}'; exit 3`}, KillGrace: 200 * time.Millisecond,
 		Stdin: stdinR, Stdout: bw})
-	select {
-	case <-done:
-	case <-time.After(8 * time.Second):
-		dump(t)
-		t.Fatal("Run did not return 8s after the agent exited (KillGrace 200ms)")
-	}
+	waitRun(t, done, 8*time.Second) // the agent exited; KillGrace is 200ms
 }
 
 // F5/C12: a signal reaches the agent while the writer of replies to the
@@ -226,12 +217,7 @@ func TestRunReturnsWithUndeliverableFrame(t *testing.T) {
 	agent := `printf '{"pad":"'; head -c 100000 /dev/zero | tr '\0' x; printf '"}\n'; exit 0`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 200 * time.Millisecond,
 		Stdin: strings.NewReader(""), Stdout: bw})
-	select {
-	case <-done:
-	case <-time.After(8 * time.Second):
-		dump(t)
-		t.Fatal("Run did not return 8s after the agent exited (KillGrace 200ms)")
-	}
+	waitRun(t, done, 8*time.Second) // the agent exited; KillGrace is 200ms
 }
 
 // F6: a request the agent answered in its last frame is not reported as

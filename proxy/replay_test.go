@@ -15,25 +15,18 @@ import (
 // dropModule drops every frame containing "x/drop" and answers a request
 // among them with {} (a reply).
 func dropModule() rewrite.Module {
-	return rewrite.Module{
-		Name: "drop", Doc: "test: drops x/drop", Triggers: []string{`"x/drop"`},
-		New: func(rewrite.Env) rewrite.Rewriter { return dropRewriter{} },
-	}
-}
-
-type dropRewriter struct{}
-
-func (dropRewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	v.DropFrame()
-	if f.ID() != nil {
-		reply, err := rewrite.Result(f.ID(), []byte(`{}`))
-		if err != nil {
-			return v, err
+	return rewritetest.FuncModule("drop", "test: drops x/drop", []string{`"x/drop"`}, func(f *rewrite.Frame) (rewrite.Verdict, error) {
+		var v rewrite.Verdict
+		v.DropFrame()
+		if f.ID() != nil {
+			reply, err := rewrite.Result(f.ID(), []byte(`{}`))
+			if err != nil {
+				return v, err
+			}
+			v.Send(f.From, reply)
 		}
-		v.Send(f.From, reply)
-	}
-	return v, nil
+		return v, nil
+	})
 }
 
 // stepLine renders a step compactly for comparison.

@@ -246,16 +246,27 @@ func TestRouterIDsComparedByValue(t *testing.T) {
 	})
 }
 
-func TestRouterOwnProxyIDs(t *testing.T) {
-	// C12 (issue 8.11): a proxy's ids carry its token, and it consumes
-	// only responses to its own ids; a response to another proxy's request
-	// (a proxy in front of or behind it) is forwarded.
+// routerAskingAsT1 is a router with the test module and the id token
+// "t1" whose module has asked the client its first question, for the
+// agent's request 5: the proxy has acp-normalize:t1:1 outstanding (C12).
+func routerAskingAsT1(t *testing.T) *Router {
+	t.Helper()
 	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()}, IDToken: "t1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runSteps(t, r, []step{
 		{A, `{"id":5,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"test/question","params":{"q":1}}`}},
+	})
+	return r
+}
+
+func TestRouterOwnProxyIDs(t *testing.T) {
+	// C12 (issue 8.11): a proxy's ids carry its token, and it consumes
+	// only responses to its own ids; a response to another proxy's request
+	// (a proxy in front of or behind it) is forwarded.
+	r := routerAskingAsT1(t)
+	runSteps(t, r, []step{
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t2:1","result":{"inner":true}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t2:1","result":{"inner":true}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`}},
@@ -273,12 +284,8 @@ func TestRouterOwnProxyIDs(t *testing.T) {
 // outstanding, from the side it sent them to; everything else is
 // forwarded, and the ids it picks later skip the ones the client used.
 func TestRouterC12ClientIDsLikeTheProxys(t *testing.T) {
-	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()}, IDToken: "t1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := routerAskingAsT1(t)
 	runSteps(t, r, []step{
-		{A, `{"id":5,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"test/question","params":{"q":1}}`}},
 		// The client reuses the id it saw, and takes the next one, for
 		// requests of its own while the proxy's request is open.
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"session/prompt","params":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"session/prompt","params":{}}`}},

@@ -10,11 +10,7 @@ func TestTriggerMemo(t *testing.T) {
 	mods := triggerModules([]string{`"cursor/`, `"tool_call"`}, []string{`"claudeCode"`})
 	x := NewTriggerIndex(mods)
 	head := `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"`
-	steps := []struct {
-		name  string
-		frame string
-		want  uint64
-	}{
+	checkMatchMemo(t, x, []matchCase{
 		{"first chunk", head + `one"}}}}`, 0},
 		{"same envelope", head + `two"}}}}`, 0},
 		{"trigger after the shared prefix", head + `three"}},"_meta":{"claudeCode":{}}}}`, 0b10},
@@ -25,13 +21,7 @@ func TestTriggerMemo(t *testing.T) {
 		{"shorter frame", `{"jsonrpc"`, 0},
 		{"empty", ``, 0},
 		{"after empty", head + `x"}}}}`, 0},
-	}
-	var m triggerMemo
-	for _, s := range steps {
-		if got := x.MatchMemo([]byte(s.frame), &m); got != s.want {
-			t.Fatalf("%s: MatchMemo = %b, want %b", s.name, got, s.want)
-		}
-	}
+	})
 }
 
 // FuzzTriggerMemo: over any sequence of frames, MatchMemo finds what
@@ -100,20 +90,10 @@ func TestTriggerMemoMethod(t *testing.T) {
 	mods := triggerModules([]string{`"tool_call"`, `"subagent_state_update"`}, nil)
 	mods[1].UnknownMethods = true
 	x := NewTriggerIndex(mods)
-	steps := []struct {
-		name  string
-		frame string
-		want  uint64
-	}{
+	checkMatchMemo(t, x, []matchCase{
 		{"standard method", `{"jsonrpc":"2.0","method":"session/request_permission","params":{}}`, 0},
 		{"unknown method sharing all but its last byte", `{"jsonrpc":"2.0","method":"session/request_permissionX","params":{}}`, 0b10},
 		{"standard again", `{"jsonrpc":"2.0","method":"session/request_permission","params":{"a":1}}`, 0},
 		{"cut short", `{"jsonrpc":"2.0","method":"session/request_permissio`, 0},
-	}
-	var m triggerMemo
-	for _, s := range steps {
-		if got, want := x.MatchMemo([]byte(s.frame), &m), x.Match([]byte(s.frame)); got != s.want || want != s.want {
-			t.Fatalf("%s: MatchMemo = %b, Match = %b, want %b", s.name, got, want, s.want)
-		}
-	}
+	})
 }

@@ -18,6 +18,38 @@ func triggerModules(triggers ...[]string) []rewrite.Module {
 	return mods
 }
 
+// matchCase is a frame and the set of modules (bit i: module i) whose
+// triggers it must match.
+type matchCase struct {
+	name  string
+	frame string
+	want  uint64
+}
+
+// checkMatch runs each case through x.Match as its own subtest.
+func checkMatch(t *testing.T, x *TriggerIndex, tests []matchCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.Match([]byte(tt.frame)); got != tt.want {
+				t.Fatalf("Match = %b, want %b", got, tt.want)
+			}
+		})
+	}
+}
+
+// checkMatchMemo runs the steps in order through one memo: MatchMemo and
+// Match must both give each step's want.
+func checkMatchMemo(t *testing.T, x *TriggerIndex, steps []matchCase) {
+	t.Helper()
+	var m triggerMemo
+	for _, s := range steps {
+		if got, plain := x.MatchMemo([]byte(s.frame), &m), x.Match([]byte(s.frame)); got != s.want || plain != s.want {
+			t.Fatalf("%s: MatchMemo = %b, Match = %b, want %b", s.name, got, plain, s.want)
+		}
+	}
+}
+
 func TestTriggerIndex(t *testing.T) {
 	mods := triggerModules(
 		[]string{`"cursor/`, `"tool_call"`, `"session/prompt"`, `"error"`},
@@ -25,11 +57,7 @@ func TestTriggerIndex(t *testing.T) {
 		[]string{`plain`, `"x`},
 	)
 	x := NewTriggerIndex(mods)
-	tests := []struct {
-		name  string
-		frame string
-		want  uint64
-	}{
+	checkMatch(t, x, []matchCase{
 		{"chunk triggers nothing", `{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"see .cursor/rules and \"tool_call\" and \"claudeCode\""}}}}`, 0},
 		{"method", `{"id":0,"method":"cursor/task"}`, 0b001},
 		{"value", `{"update":{"sessionUpdate":"tool_call"}}`, 0b001},
@@ -49,14 +77,7 @@ func TestTriggerIndex(t *testing.T) {
 		{"escape past the trigger is no match", `{"update":{"sessionUpdate":"tool_call\u005f"}}`, 0},
 		{"escaped look-alike in text", `{"text":"\"tool\u005fcall\""}`, 0},
 		{"non-ASCII escape", `{"update":{"sessionUpdate":"tool\u015fcall"}}`, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := x.Match([]byte(tt.frame)); got != tt.want {
-				t.Fatalf("Match = %03b, want %03b", got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // FuzzTriggerIndex checks the index against a bytes.Contains per trigger
@@ -181,11 +202,7 @@ func TestTriggerIndexUnknownMethods(t *testing.T) {
 	mods := triggerModules([]string{`"tool_call"`}, nil)
 	mods[1].UnknownMethods = true
 	x := NewTriggerIndex(mods)
-	tests := []struct {
-		name  string
-		frame string
-		want  uint64
-	}{
+	checkMatch(t, x, []matchCase{
 		{"session/update skips", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk"}}}`, 0},
 		{"tool call: only its module", `{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}`, 0b01},
 		{"vendor request", `{"jsonrpc":"2.0","id":1,"method":"craft/drainMidTurnQueue","params":{}}`, 0b10},
@@ -198,14 +215,7 @@ func TestTriggerIndexUnknownMethods(t *testing.T) {
 		{"method not a string", `{"method":7}`, 0},
 		{"unterminated", `{"method":"craft`, 0},
 		{"response", `{"id":1,"result":{}}`, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := x.Match([]byte(tt.frame)); got != tt.want {
-				t.Fatalf("Match = %02b, want %02b", got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // FuzzTriggerIndexUnknownMethods checks the trigger of

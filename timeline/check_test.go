@@ -11,6 +11,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	vendormethods "github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
 // checkCapture runs Check over a capture (one record per line) replayed
@@ -140,20 +141,13 @@ func TestCheck(t *testing.T) {
 // badFrameModule replaces every _x/bad notification with a session/update
 // of no ACP kind.
 func badFrameModule() rewrite.Module {
-	return rewrite.Module{
-		Name: "bad", Doc: "test: writes a bad frame", Triggers: []string{`"_x/bad"`},
-		New: func(rewrite.Env) rewrite.Rewriter { return badFrame{} },
-	}
-}
-
-type badFrame struct{}
-
-func (badFrame) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	var v rewrite.Verdict
-	if f.Method() == "_x/bad" {
-		v.Replace([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"nonsense"}}}`))
-	}
-	return v, nil
+	return rewritetest.FuncModule("bad", "test: writes a bad frame", []string{`"_x/bad"`}, func(f *rewrite.Frame) (rewrite.Verdict, error) {
+		var v rewrite.Verdict
+		if f.Method() == "_x/bad" {
+			v.Replace([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"nonsense"}}}`))
+		}
+		return v, nil
+	})
 }
 
 // TestCheckVersion: the schema is the negotiated version's (the

@@ -61,11 +61,7 @@ func pageData(t *testing.T, page string) ([][]viewRow, []viewMeta) {
 // timeline's test captures through the test module, which makes every
 // kind of change. Run with -update to rewrite.
 func TestHTMLGolden(t *testing.T) {
-	captures, err := filepath.Glob("testdata/*.jsonl")
-	if err != nil || len(captures) == 0 {
-		t.Fatalf("no captures: %v", err)
-	}
-	for _, capture := range captures {
+	for _, capture := range testCaptures(t) {
 		base := strings.TrimSuffix(filepath.Base(capture), ".jsonl")
 		t.Run(base, func(t *testing.T) {
 			rows, metas := pageData(t, renderPage(t, []rewrite.Module{rewritetest.Module()}, capture))

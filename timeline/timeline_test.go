@@ -51,14 +51,20 @@ func render(t *testing.T, r Renderer, mods []rewrite.Module, names ...string) {
 	}
 }
 
-// TestGolden pins the R3 JSONL, the pretty timeline and both diffs of
-// every capture in testdata (colour off). Run with -update to rewrite.
-func TestGolden(t *testing.T) {
+// testCaptures are the timeline's test captures, testdata/*.jsonl.
+func testCaptures(t *testing.T) []string {
+	t.Helper()
 	captures, err := filepath.Glob("testdata/*.jsonl")
 	if err != nil || len(captures) == 0 {
 		t.Fatalf("no captures in testdata: %v", err)
 	}
-	for _, capture := range captures {
+	return captures
+}
+
+// TestGolden pins the R3 JSONL, the pretty timeline and both diffs of
+// every capture in testdata (colour off). Run with -update to rewrite.
+func TestGolden(t *testing.T) {
+	for _, capture := range testCaptures(t) {
 		base := strings.TrimSuffix(filepath.Base(capture), ".jsonl")
 		for _, rd := range renderers {
 			t.Run(base+"/"+rd.suffix, func(t *testing.T) {

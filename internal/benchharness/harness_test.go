@@ -12,12 +12,19 @@ import (
 
 var tinySizes = Sizes{StormChunks: 300, MixedChunks: 3100, HugeLine: 1 << 20, SmallPings: 5, LargePings: 2}
 
-func TestGenerateWritesValidFrames(t *testing.T) {
+// tinyWorkloads generates every workload at tinySizes into a temporary
+// folder.
+func tinyWorkloads(t *testing.T) []Workload {
+	t.Helper()
 	workloads, err := Generate(t.TempDir(), tinySizes, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range workloads {
+	return workloads
+}
+
+func TestGenerateWritesValidFrames(t *testing.T) {
+	for _, w := range tinyWorkloads(t) {
 		t.Run(w.Name, func(t *testing.T) {
 			if w.Kind == RoundTrip {
 				if !json.Valid(bytes.TrimSuffix(w.Ping, []byte("\n"))) || w.Ping[len(w.Ping)-1] != '\n' {
@@ -46,11 +53,7 @@ func TestGenerateWritesValidFrames(t *testing.T) {
 }
 
 func TestFloorDeliversEveryWorkload(t *testing.T) {
-	workloads, err := Generate(t.TempDir(), tinySizes, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range workloads {
+	for _, w := range tinyWorkloads(t) {
 		t.Run(w.Name, func(t *testing.T) {
 			s, err := RunOnce(Variants[0], "", w)
 			if err != nil {

@@ -29,12 +29,7 @@ func TestSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Set([]byte(tt.obj), []byte(tt.value), tt.path...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("Set = %s, want %s", got, tt.want)
-			}
+			checkEdit(t, "Set", got, err, tt.want)
 		})
 	}
 	if _, err := Set([]byte(`{"a":1}`), []byte(`1`), "a", "b"); err == nil {
@@ -64,12 +59,7 @@ func TestDelete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Delete([]byte(tt.obj), tt.path...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("Delete = %s, want %s", got, tt.want)
-			}
+			checkEdit(t, "Delete", got, err, tt.want)
 		})
 	}
 }
@@ -169,12 +159,7 @@ func TestSetAll(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := SetAll([]byte(tt.obj), tt.edits...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("SetAll = %s, want %s", got, tt.want)
-			}
+			checkEdit(t, "SetAll", got, err, tt.want)
 			one := []byte(tt.obj)
 			for _, e := range tt.edits {
 				if one, err = Set(one, e.Value, e.Path...); err != nil {
@@ -188,5 +173,17 @@ func TestSetAll(t *testing.T) {
 	}
 	if _, err := SetAll([]byte(`{"a":{"b":1}}`), Edit{[]string{"a"}, []byte(`1`)}, Edit{[]string{"a", "b"}, []byte(`2`)}); err == nil {
 		t.Fatal("overlapping edits accepted")
+	}
+}
+
+// checkEdit fails unless the edit by fn succeeded and gave want, byte for
+// byte.
+func checkEdit(t *testing.T, fn string, got []byte, err error, want string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatalf("%s = %s, want %s", fn, got, want)
 	}
 }

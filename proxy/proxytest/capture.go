@@ -337,9 +337,11 @@ func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
 // .replay.jsonl goldens left out) with the case named by its file name,
 // fails on a recording without a case, and compares the replay through
 // mod alone with the .replay.jsonl golden beside the recording, byte for
-// byte (R3; go test -update rewrites it). Then it checks every recording
-// re-encoded and with duplicate keys (CheckCapturesDifferential).
-func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[string]CaptureWant) {
+// byte (R3; go test -update rewrites it). isLaunch, the vendor's test of
+// a launch call's tool call object, is every case's Launch (V2: every
+// frame of the launch call carries the snapshot). Then it checks every
+// recording re-encoded and with duplicate keys (CheckCapturesDifferential).
+func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, isLaunch func(obj []byte) bool, cases map[string]CaptureWant) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -355,6 +357,7 @@ func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[strin
 			if !ok {
 				t.Fatalf("recording %s has no case", name)
 			}
+			want.Launch = isLaunch
 			outs := CheckCapture(t, f, mod, want)
 			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
 		})

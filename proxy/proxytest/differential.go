@@ -97,50 +97,22 @@ var seedHows = []uint64{AllChanges, EscapeKeys | EscapeValues | 1<<8}
 // FuzzDifferential is the body of a module's Fuzz<Vendor>Differential
 // target: seeds from the package's golden cases and the small recordings
 // in dir (the vendor's captures folder, "" for none), each input checked
-// by CheckReencoded and CheckDuplicateKeys, as CheckCapturesDifferential
+// by checkReencoded and checkDuplicateKeys, as CheckCapturesDifferential
 // checks every recording.
 func FuzzDifferential(f *testing.F, dir string, mods ...rewrite.Module) {
 	AddSeeds(f, dir, MaxSeed, seedHows...)
 	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
 		recs := ParseLines(session)
-		CheckReencoded(t, recs, how, mods...)
-		CheckDuplicateKeys(t, recs, how, mods...)
+		checkReencoded(t, recs, how, math.MaxInt, mods)
+		checkDuplicateKeys(t, recs, how, math.MaxInt, mods)
 	})
 }
 
-// AddSeeds adds to f, as sessions with each of hows, the input of every
-// golden case of the package (testdata/golden/*.txtar) and every capture
-// in dir ("" for none; the replays beside them left out) that is at most
-// maxBytes long.
+// AddSeeds adds to f, as sessions with each of hows, every session of
+// Sessions(f, dir) that is at most maxBytes long.
 func AddSeeds(f *testing.F, dir string, maxBytes int, hows ...uint64) {
 	f.Helper()
-	var sessions [][]byte
-	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	for _, path := range goldens {
-		a, err := txtar.ParseFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if file.Name == "input.jsonl" {
-				sessions = append(sessions, Lines(ReadRecords(f, file.Data)))
-			}
-		}
-	}
-	if dir != "" {
-		captures, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, path := range captures {
-			if strings.HasSuffix(path, ".replay.jsonl") {
-				continue
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			sessions = append(sessions, Lines(ReadRecords(f, data)))
-		}
-	}
-	for _, s := range sessions {
+	for _, s := range Sessions(f, dir) {
 		if len(s) > maxBytes {
 			continue
 		}
@@ -150,14 +122,49 @@ func AddSeeds(f *testing.F, dir string, maxBytes int, hows ...uint64) {
 	}
 }
 
+// Sessions returns, each as Lines writes it, the input of every golden
+// case of the package (testdata/golden/*.txtar) and every capture in dir
+// ("" for none; the replays beside them left out).
+func Sessions(t testing.TB, dir string) [][]byte {
+	t.Helper()
+	var sessions [][]byte
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+	for _, path := range goldens {
+		a, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if file.Name == "input.jsonl" {
+				sessions = append(sessions, Lines(ReadRecords(t, file.Data)))
+			}
+		}
+	}
+	if dir == "" {
+		return sessions
+	}
+	captures, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, path := range captures {
+		if strings.HasSuffix(path, ".replay.jsonl") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, Lines(ReadRecords(t, data)))
+	}
+	return sessions
+}
+
 // maxRespelled is the largest frame of a recording CheckCapturesDifferential
 // spells otherwise: a larger one is kept as recorded (each Qwen recording
 // holds a 560 KB command list no module reads, which would cost more than
 // the rest of the session under the race detector).
 const maxRespelled = 64 << 10
 
-// CheckCapturesDifferential runs CheckReencoded (every change at once)
-// and CheckDuplicateKeys on every capture in dir, a vendor's captures
+// CheckCapturesDifferential runs checkReencoded (every change at once)
+// and checkDuplicateKeys on every capture in dir, a vendor's captures
 // folder (the replays beside them left out; frames over 64 KiB kept as
 // recorded):
 // the real recordings, too large to be fuzz seeds, are checked once each
@@ -186,58 +193,53 @@ func CheckCapturesDifferential(t *testing.T, dir string, mods ...rewrite.Module)
 	}
 }
 
-// CheckReencoded routes recs through a Router with mods, then recs with
+// checkReencoded routes recs through a Router with mods, then recs with
 // every frame that is valid JSON re-encoded as how says (Blanks,
 // EscapeKeys, EscapeValues, Reorder; duplicate keys reduced to the last,
-// as a parser reads them), and fails unless both sides receive the same
-// JSON values with the same ops in the same order.
-func CheckReencoded(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrite.Module) {
-	t.Helper()
-	checkReencoded(t, recs, how, math.MaxInt, mods)
-}
-
-// checkReencoded is CheckReencoded for the frames up to maxFrame bytes.
+// as a parser reads them; frames over maxFrame bytes kept as they are),
+// and fails unless both sides receive the same JSON values with the same
+// ops in the same order.
 func checkReencoded(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
-	changed := make([]pipe.Record, len(recs))
-	for i, rec := range recs {
-		changed[i] = rec
-		if len(rec.Frame) <= maxFrame && pipe.Check(rec.Frame) == nil {
-			if v, err := parseTree(rec.Frame); err == nil {
-				changed[i].Frame = (&encoder{how: how, rng: rng}).encode(nil, v)
-			}
+	compareChanged(t, "re-encoded", recs, maxFrame, mods, func(frame []byte) []byte {
+		v, err := parseTree(frame)
+		if err != nil {
+			return frame
 		}
-	}
-	compareRoutes(t, "re-encoded", recs, changed, mods)
+		return (&encoder{how: how, rng: rng}).encode(nil, v)
+	})
 }
 
-// CheckDuplicateKeys routes recs through a Router with mods, then recs
+// checkDuplicateKeys routes recs through a Router with mods, then recs
 // with decoys: members spliced in before some members of every object of
-// a valid frame, with the same key (the same spelling, or an escaped one)
-// and another value (a plain one, or a value the session holds elsewhere). A parser reads the last of duplicate keys, so both
-// sides must receive the same JSON values with the same ops in the same
-// order (issue 14: a Codex module that acted on every duplicate made
-// 60,000 updates out of one frame).
-func CheckDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, mods ...rewrite.Module) {
-	t.Helper()
-	checkDuplicateKeys(t, recs, how, math.MaxInt, mods)
-}
-
-// checkDuplicateKeys is CheckDuplicateKeys for the frames up to maxFrame
-// bytes.
+// a valid frame up to maxFrame bytes, with the same key (the same
+// spelling, or an escaped one) and another value (a plain one, or a value
+// the session holds elsewhere). A parser reads the last of duplicate
+// keys, so both sides must receive the same JSON values with the same ops
+// in the same order (issue 14: a Codex module that acted on every
+// duplicate made 60,000 updates out of one frame).
 func checkDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(how, how>>32))
 	vals := decoyValues(recs, maxFrame)
+	compareChanged(t, "with duplicate keys", recs, maxFrame, mods, func(frame []byte) []byte {
+		return addDecoys(nil, frame, vals, rng)
+	})
+}
+
+// compareChanged routes recs, and recs with change applied to every valid
+// JSON frame up to maxFrame bytes, and compares what each side receives.
+func compareChanged(t testing.TB, what string, recs []pipe.Record, maxFrame int, mods []rewrite.Module, change func([]byte) []byte) {
+	t.Helper()
 	changed := make([]pipe.Record, len(recs))
 	for i, rec := range recs {
 		changed[i] = rec
 		if len(rec.Frame) <= maxFrame && pipe.Check(rec.Frame) == nil {
-			changed[i].Frame = addDecoys(nil, rec.Frame, vals, rng)
+			changed[i].Frame = change(rec.Frame)
 		}
 	}
-	compareRoutes(t, "with duplicate keys", recs, changed, mods)
+	compareRoutes(t, what, recs, changed, mods)
 }
 
 // compareRoutes routes both sessions and compares what each side receives.

@@ -16,7 +16,10 @@
 //     same for one module;
 //   - CheckTriggers and Triggered check which frames reach a module
 //     through the router's trigger index (the hot path of rule P1);
-//   - CheckCapture, Captures and NothingOnOthers check whole real
+//   - CheckCapture, CheckCaptures and NothingOnOthers check whole real
 //     captures (rules P1, M, V1-V5);
+//   - FuzzAgentFrames and FuzzDifferential are the bodies of a module's
+//     fuzz targets; Sessions gives the golden inputs and recordings as
+//     sessions;
 //   - Snapshots and Parents read back the rule-M additions.
 package proxytest

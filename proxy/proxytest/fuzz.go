@@ -10,6 +10,20 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
+// FuzzAgentFrames is a vendor module's main fuzz target (Fuzz<Vendor>):
+// the seeds, and every frame the fuzzer makes of them, go through
+// CheckAgentFrames after the initialize result, in the frames session
+// returns for them (frame itself among them, with the frames that give
+// it the module's context: a launch call, a later update).
+func FuzzAgentFrames(f *testing.F, mod rewrite.Module, result []byte, seeds []string, session func(frame []byte) [][]byte) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		CheckAgentFrames(t, mod, result, session(frame)...)
+	})
+}
+
 // CheckAgentFrames is the body of a vendor module's fuzz target: a fresh
 // Router with mod sees the client's initialize and the agent's
 // initialize result (which names the vendor's agent), then the agent

@@ -3,22 +3,17 @@ package claude_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
-
-	"golang.org/x/tools/txtar"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzClaude feeds sequences of frames (one per line; a line starting
-// with "C" is from the client, the rest of it the frame) to one
-// connection's Rewriter, called directly so that a panic is not hidden by
+// FuzzClaude feeds sessions (proxytest.Lines: one frame a line, after a
+// byte that says the side) to one connection's Rewriter, called directly so that a panic is not hidden by
 // the router's recovery. For every frame:
 //
 //   - it is never dropped, and what is sent because of it is only the
@@ -28,18 +23,15 @@ import (
 //     "acp-normalize" member of the _meta it describes gives back the
 //     input, up to whitespace next to the removed member (L5).
 func FuzzClaude(f *testing.F) {
-	for _, seed := range fuzzSeeds(f) {
+	for _, seed := range proxytest.Sessions(f, capturesDir) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rw := claudeModule().New(rewrite.Env{})
-		for i, line := range bytes.Split(data, []byte("\n")) {
-			from := pipe.Agent
-			if len(line) > 0 && line[0] == 'C' {
-				from, line = pipe.Client, line[1:]
-			}
+		for i, rec := range proxytest.ParseLines(data) {
+			line := rec.Frame
 			in := bytes.Clone(line)
-			v, err := rw.Rewrite(rewrite.NewFrame(from, line, int64(i+1)))
+			v, err := rw.Rewrite(rewrite.NewFrame(rec.From, line, int64(i+1)))
 			if !bytes.Equal(line, in) {
 				t.Fatalf("the module wrote into the frame's bytes")
 			}
@@ -89,46 +81,6 @@ func jsonEqualBytes(a, b []byte) bool {
 		return false
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
-}
-
-// fuzzSeeds are the golden inputs and captures, one connection each.
-func fuzzSeeds(f *testing.F) [][]byte {
-	var seeds [][]byte
-	add := func(data []byte) {
-		var conn [][]byte
-		for _, rec := range proxytest.ReadRecords(f, data) {
-			if rec.Frame == nil {
-				continue
-			}
-			line := rec.Frame
-			if rec.From == pipe.Client {
-				line = append([]byte("C"), line...)
-			}
-			conn = append(conn, line)
-		}
-		seeds = append(seeds, bytes.Join(conn, []byte("\n")))
-	}
-	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
-	for _, g := range goldens {
-		ar, err := txtar.ParseFile(g)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range ar.Files {
-			if file.Name == "input.jsonl" {
-				add(file.Data)
-			}
-		}
-	}
-	captures, _ := filepath.Glob(filepath.Join(capturesDir, "*.jsonl"))
-	for _, c := range captures {
-		data, err := os.ReadFile(c)
-		if err != nil {
-			f.Fatal(err)
-		}
-		add(data)
-	}
-	return seeds
 }
 
 // checkLaunchUpdate checks a frame the module sends after a frame (L6,

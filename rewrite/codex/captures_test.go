@@ -60,11 +60,10 @@ var captureCases = map[string]proxytest.CaptureWant{
 func TestCaptures(t *testing.T) {
 	cases := map[string]proxytest.CaptureWant{}
 	for name, want := range captureCases {
-		want.Launch = isLaunch
 		want.Check = checkCodex
 		cases[name] = want
 	}
-	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "codex"), codex.Module(), cases)
+	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "codex"), codex.Module(), isLaunch, cases)
 }
 
 // isLaunch: a Codex launch call is the tool call titled spawnAgent

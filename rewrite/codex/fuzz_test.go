@@ -14,7 +14,7 @@ import (
 // never drop an object frame, forward a frame it leaves alone byte for
 // byte (P1), and write only valid JSON for a valid JSON frame.
 func FuzzCodex(f *testing.F) {
-	for _, seed := range []string{
+	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"spawnAgent","status":"in_progress","rawInput":{"prompt":"p","senderThreadId":"S","receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"pendingInit"}}}}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"spawnAgent","status":"completed","rawInput":{"senderThreadId":1,"receiverThreadIds":[7],"agentsStates":[]},"_meta":"x"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"spawnAgent","rawInput":{"senderThreadId":"S","receiverThreadIds":["T1"]},"_meta":{"acp-normalize":7}}}}`,
@@ -22,13 +22,11 @@ func FuzzCodex(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"session/close","params":{"sessionId":"S"}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"agentInfo":{"name":"@agentclientprotocol/codex-acp"}}}`,
 		`not json "agentsStates"`,
-	} {
-		f.Add([]byte(seed))
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp"},"agentCapabilities":{}}}`)
 	wait := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed","rawInput":{"receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"completed","message":"m"}}}}}}`)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		proxytest.CheckAgentFrames(t, codex.Module(), result, frame, wait, frame)
+	proxytest.FuzzAgentFrames(f, codex.Module(), result, seeds, func(frame []byte) [][]byte {
+		return [][]byte{frame, wait, frame}
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"fmt"
@@ -68,15 +69,23 @@ func TestTriggers(t *testing.T) {
 	}
 }
 
-// TestUnknownMethodLoggedOnce pins C13's logging: the first request or
-// notification of each unknown method is logged at info (handled, nothing
-// for the user to do, so nothing at the default level), later ones not.
-func TestUnknownMethodLoggedOnce(t *testing.T) {
+// loggedRouter is a Router with the cursor module whose log lines rec
+// keeps.
+func loggedRouter(t *testing.T) (*proxy.Router, *rewritetest.LogRecorder) {
+	t.Helper()
 	rec := rewritetest.NewLogRecorder()
 	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, rec
+}
+
+// TestUnknownMethodLoggedOnce pins C13's logging: the first request or
+// notification of each unknown method is logged at info (handled, nothing
+// for the user to do, so nothing at the default level), later ones not.
+func TestUnknownMethodLoggedOnce(t *testing.T) {
+	r, rec := loggedRouter(t)
 	for _, f := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"cursor/a","params":{}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"cursor/a","params":{}}`,
@@ -86,31 +95,14 @@ func TestUnknownMethodLoggedOnce(t *testing.T) {
 	} {
 		r.Handle(pipe.Agent, []byte(f), nil)
 	}
-	var warned []string
 	for _, r := range rec.Records() {
 		if r.Level >= slog.LevelWarn {
 			t.Errorf("logged at %v: %s", r.Level, r.Message)
 		}
-		if r.Level == slog.LevelInfo {
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "method" {
-					warned = append(warned, a.Value.String())
-				}
-				return true
-			})
-		}
 	}
-	if got := bytes.Join(toBytes(warned), []byte(",")); string(got) != "cursor/a,cursor/b,_cursor/a" {
+	if got := strings.Join(rec.Values(slog.LevelInfo, "method"), ","); got != "cursor/a,cursor/b,_cursor/a" {
 		t.Errorf("logged %s, want cursor/a,cursor/b,_cursor/a", got)
 	}
-}
-
-func toBytes(ss []string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
 }
 
 // BenchmarkChunk measures the hot path: a message chunk through a Router
@@ -147,11 +139,7 @@ func BenchmarkTaskCall(b *testing.B) {
 // although the frame is still answered by the proxy (C1, C8: it must never
 // reach the client).
 func TestMalformedVendorDataWarnsOnce(t *testing.T) {
-	rec := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := loggedRouter(t)
 	for _, f := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"cursor/task","params":{"toolCallId":5}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"cursor/task","params":{"toolCallId":6}}`,
@@ -164,18 +152,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 			}
 		}
 	}
-	var rules []string
-	for _, r := range rec.Records() {
-		if r.Level == slog.LevelWarn {
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "rule" {
-					rules = append(rules, a.Value.String())
-				}
-				return true
-			})
-		}
-	}
-	if got := bytes.Join(toBytes(rules), []byte(",")); string(got) != "C1,C8" {
+	if got := strings.Join(rec.Values(slog.LevelWarn, "rule"), ","); got != "C1,C8" {
 		t.Errorf("warned for rules %s, want C1,C8 (one each)", got)
 	}
 }

@@ -31,12 +31,7 @@ var captureCases = map[string]proxytest.CaptureWant{
 // with the gemini module (proxytest.CheckCaptures: P1, P3, M, V2, and the
 // .replay.jsonl golden beside the capture, -update rewrites it).
 func TestCaptures(t *testing.T) {
-	cases := map[string]proxytest.CaptureWant{}
-	for name, want := range captureCases {
-		want.Launch = isLaunch
-		cases[name] = want
-	}
-	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "gemini"), gemini.Module(), cases)
+	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "gemini"), gemini.Module(), isLaunch, captureCases)
 }
 
 // isLaunch: Gemini CLI's launch calls are the invoke_agent tool calls,

@@ -14,20 +14,18 @@ import (
 // object frame, forward a frame it leaves alone byte for byte (P1), and
 // write only valid JSON for a valid JSON frame.
 func FuzzGemini(f *testing.F) {
-	for _, seed := range []string{
+	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"invoke_agent__a_0","status":"in_progress","title":"Delegating to agent 'cli_help'","content":[],"kind":"think"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"completed","title":"Delegating to agent '","content":[{"type":"content","content":{"type":"text","text":7}}],"_meta":[]}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"failed","content":"x","_meta":{"acp-normalize":"y"}}}}`,
 		`{"jsonrpc":"2.0","method":"session/close","params":{"sessionId":"S"}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"agentInfo":{"name":"gemini-cli"}}}`,
 		`not json "invoke_agent__`,
-	} {
-		f.Add([]byte(seed))
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"gemini-cli"},"agentCapabilities":{}}}`)
 	next := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"completed"}}}`)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		proxytest.CheckAgentFrames(t, gemini.Module(), result, frame, next, frame)
+	proxytest.FuzzAgentFrames(f, gemini.Module(), result, seeds, func(frame []byte) [][]byte {
+		return [][]byte{frame, next, frame}
 	})
 }
 

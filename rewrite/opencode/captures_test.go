@@ -40,12 +40,7 @@ func launched(prompt string) map[string]any {
 // (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2, V3, V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	cases := map[string]proxytest.CaptureWant{}
-	for name, want := range captureCases {
-		want.Launch = isLaunch // V2: every frame of the launch call carries the snapshot
-		cases[name] = want
-	}
-	proxytest.CheckCaptures(t, capturesDir, opencode.Module(), cases)
+	proxytest.CheckCaptures(t, capturesDir, opencode.Module(), isLaunch, captureCases)
 }
 
 // isLaunch: an OpenCode launch call is the tool call whose first title is

@@ -19,13 +19,10 @@ func FuzzOpenCode(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"task"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","title":7,"rawInput":[1]}}}`,
 	}
-	for _, s := range seeds {
-		f.Add([]byte(s))
-	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"OpenCode"}}}`)
 	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"task","rawInput":{}}}}`)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		proxytest.CheckAgentFrames(t, opencode.Module(), result, launch, frame)
+	proxytest.FuzzAgentFrames(f, opencode.Module(), result, seeds, func(frame []byte) [][]byte {
+		return [][]byte{launch, frame}
 	})
 }
 

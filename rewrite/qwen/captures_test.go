@@ -48,12 +48,7 @@ func finished(prompt string, tokens, tools float64) map[string]any {
 // (proxytest.CheckCapture, and the .replay.jsonl golden beside it: P1, M, V2-V5) and fails on a recording
 // without a case.
 func TestCaptures(t *testing.T) {
-	cases := map[string]proxytest.CaptureWant{}
-	for name, want := range captureCases {
-		want.Launch = isLaunch // V2: every frame of the launch call carries the snapshot
-		cases[name] = want
-	}
-	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), cases)
+	proxytest.CheckCaptures(t, capturesDir, qwen.Module(), isLaunch, captureCases)
 }
 
 // isLaunch: a Qwen launch call is a tool call whose _meta.toolName is

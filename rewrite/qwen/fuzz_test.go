@@ -20,13 +20,10 @@ func FuzzQwen(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","_meta":{"toolName":"task"},"title":"Task"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","_meta":"x","rawInput":[1]}}}`,
 	}
-	for _, s := range seeds {
-		f.Add([]byte(s))
-	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`)
 	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		proxytest.CheckAgentFrames(t, qwen.Module(), result, launch, frame)
+	proxytest.FuzzAgentFrames(f, qwen.Module(), result, seeds, func(frame []byte) [][]byte {
+		return [][]byte{launch, frame}
 	})
 }
 

@@ -12,6 +12,6 @@
 //   - Module is a tiny module that makes every kind of change a module can
 //     make (replace, drop, reply, emit, request), keyed by made-up test/*
 //     methods, so that the proxy, replay and renderers can be pinned
-//     without a real vendor's rules; AgentTraffic and Chunk feed
-//     benchmarks.
+//     without a real vendor's rules; FuncModule makes a module of one
+//     stateless function; AgentTraffic and Chunk feed benchmarks.
 package rewritetest

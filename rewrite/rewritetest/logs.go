@@ -78,6 +78,24 @@ func (r *LogRecorder) Find(level slog.Level, msg string) []slog.Record {
 	return out
 }
 
+// Values returns, in order, the value of every attribute key of the
+// records at level.
+func (r *LogRecorder) Values(level slog.Level, key string) []string {
+	var out []string
+	for _, rec := range r.Records() {
+		if rec.Level != level {
+			continue
+		}
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				out = append(out, a.Value.String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // Attr returns the value of attribute key of rec, or "".
 func Attr(rec slog.Record, key string) string {
 	var v string

@@ -29,6 +29,18 @@ func Module() rewrite.Module {
 	}
 }
 
+// FuncModule returns a module, for tests only, whose rule is one
+// function with no state: every connection's Rewriter calls rw.
+func FuncModule(name, doc string, triggers []string, rw func(*rewrite.Frame) (rewrite.Verdict, error)) rewrite.Module {
+	return rewrite.Module{Name: name, Doc: doc, Triggers: triggers,
+		New: func(rewrite.Env) rewrite.Rewriter { return rewriterFunc(rw) }}
+}
+
+// rewriterFunc is a Rewriter that is a function.
+type rewriterFunc func(*rewrite.Frame) (rewrite.Verdict, error)
+
+func (rw rewriterFunc) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) { return rw(f) }
+
 type testRewriter struct{}
 
 var (
