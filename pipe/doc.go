@@ -5,7 +5,9 @@
 // capture (recording) format of rule R1 with the redaction of rule R2: a
 // capture writer that never makes the relay wait for its disk (a bounded
 // queue and a goroutine of its own), a one-pass redactor for JSON frames
-// (any depth, linear time) and one for text that is not JSON.
+// (any depth, JSON encoded in strings included, linear time), one for text
+// that is not JSON, and the search for secrets of a known shape that both
+// run inside strings (redact_shapes.go).
 //
 // Nothing here knows about ACP methods or vendors; that is package rewrite
 // and its vendor modules.

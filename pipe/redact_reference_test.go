@@ -1,30 +1,17 @@
 package pipe
 
-// This file keeps the recursive redactor as it was before issue 8, as the
+// This file keeps the recursive redactor of before issue 8 as the
 // reference the linear one is checked against (FuzzRedactMatchesRecursive).
+// It shares the rules for a key (isSecretKey) and for what is inside a
+// string value (redactStringValue) and differs in the walk: recursion
+// instead of a stack, and every string value looked into, where the
+// linear walk looks only into those a marker points at.
 
-import (
-	"bytes"
-	"strings"
-)
+import "regexp"
 
-// oldSecretWords are matched against object keys, lower-cased with '_', '-'
-// and spaces removed.
-var oldSecretWords = [...]string{"apikey", "token", "secret", "password", "authorization", "cookie", "credential"}
-
-// oldPrefilterWords decide cheaply whether a frame needs a redaction walk.
-var oldPrefilterWords = [...]string{"key", "token", "secret", "password", "authorization", "cookie", "credential", `"env"`, `"headers"`}
-
-// Redact returns frame with secrets replaced by "<redacted>" (rule R2):
-// string values under keys that name an API key, token, secret, password,
-// authorization, cookie or credential (any case), and the values of
-// environment variables and headers (`env` and `headers` members, as in
-// mcpServers[].env[] and headers[]). Everything else keeps its exact bytes.
-// A frame with nothing to redact, or that is not JSON, is returned as is.
+// oldRedact returns frame with secrets replaced by "<redacted>" (rule R2),
+// walking it recursively.
 func oldRedact(frame []byte) []byte {
-	if !oldMayNeedRedaction(frame) {
-		return frame
-	}
 	rd := oldRedactor{in: frame, out: make([]byte, 0, len(frame))}
 	i := skipSpace(frame, 0)
 	rd.out = append(rd.out, frame[:i]...)
@@ -33,52 +20,6 @@ func oldRedact(frame []byte) []byte {
 		return frame
 	}
 	return append(rd.out, frame[end:]...)
-}
-
-func oldMayNeedRedaction(frame []byte) bool {
-	for _, w := range oldPrefilterWords {
-		if oldContainsFold(frame, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// oldContainsFold reports whether b contains the ASCII word (lower case) in
-// any letter case.
-func oldContainsFold(b []byte, word string) bool {
-	first := word[0]
-	upper := first
-	if 'a' <= first && first <= 'z' {
-		upper = first - 'a' + 'A'
-	}
-	for i := 0; i+len(word) <= len(b); {
-		j := bytes.IndexByte(b[i:], first)
-		if upper != first {
-			if k := bytes.IndexByte(b[i:], upper); k >= 0 && (j < 0 || k < j) {
-				j = k
-			}
-		}
-		if j < 0 {
-			return false
-		}
-		i += j
-		if i+len(word) <= len(b) && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
-			return true
-		}
-		i++
-	}
-	return false
-}
-
-func oldIsSecretKey(raw []byte) bool {
-	k := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(string(raw)))
-	for _, w := range oldSecretWords {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
 }
 
 type oldRedactor struct {
@@ -100,6 +41,18 @@ func (rd *oldRedactor) value(i int, secret, envList bool) (int, error) {
 		}
 		rd.out = append(rd.out, Redacted...)
 		rd.changed = true
+		return end, nil
+	case i < len(b) && b[i] == '"':
+		end, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		if with := redactStringValue(b[i:end], 0); with != nil {
+			rd.out = append(rd.out, with...)
+			rd.changed = true
+		} else {
+			rd.out = append(rd.out, b[i:end]...)
+		}
 		return end, nil
 	case i < len(b) && b[i] == '{':
 		return rd.object(i, secret, envList)
@@ -145,7 +98,7 @@ func (rd *oldRedactor) object(i int, secret, envEntry bool) (int, error) {
 		}
 		v = skipSpace(b, v+1)
 		rd.out = append(rd.out, b[i:v]...)
-		childSecret := secret || oldIsSecretKey(key) || (envEntry && keyEqual(key, "value"))
+		childSecret := secret || isSecretKey(key) || (envEntry && keyEqual(key, "value"))
 		childEnv := keyEqual(key, "env") || keyEqual(key, "headers")
 		if childEnv && v < len(b) && b[v] == '{' {
 			// A map of variable names to values: every value is secret.
@@ -188,4 +141,29 @@ func (rd *oldRedactor) array(i int, secret, envList bool) (int, error) {
 		}
 		i = end
 	}
+}
+
+// The token shapes as regular expressions, as RedactText searched for
+// them before issue 14 (FuzzRedactShapesMatchRegexp checks the marker
+// search against them).
+var oldTokenShapes = regexp.MustCompile(`\b(?:` +
+	`sk-[A-Za-z0-9_-]{16,}` +
+	`|gh[pousr]_[A-Za-z0-9]{20,}` +
+	`|github_pat_[A-Za-z0-9_]{20,}` +
+	`|(?:AKIA|ASIA)[0-9A-Z]{16}` +
+	`|AIza[0-9A-Za-z_-]{35}` +
+	`|xox[abposr]-[A-Za-z0-9-]{10,}` +
+	`|eyJ[A-Za-z0-9_-]{16,}(?:\.[A-Za-z0-9_-]+){0,2}` +
+	`)`)
+
+// oldTokenShapeList is the part of shapes that oldTokenShapes spells.
+func oldTokenShapeList() []shape {
+	var list []shape
+	for _, sh := range shapes {
+		switch sh.text {
+		case "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "AIza", "xox", "eyJ":
+			list = append(list, sh)
+		}
+	}
+	return list
 }

@@ -2,7 +2,6 @@ package pipe
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 )
 
@@ -10,70 +9,47 @@ import (
 // frame that is not valid JSON, a stderr line or an argument.
 const RedactedText = "<redacted>"
 
-// tokenShapes are credentials recognisable by their shape alone, wherever
-// they appear in a text: OpenAI and Anthropic keys (sk-..., sk-ant-...),
-// GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), AWS access key
-// ids (AKIA..., ASIA...), Google API keys (AIza..., Gemini's), Slack tokens
-// (xoxb-, xoxp-, xoxa-, xoxo-, xoxr-, xoxs-) and JWTs (eyJ...). Go's regexp runs in time linear in the text.
-var tokenShapes = regexp.MustCompile(`\b(?:` +
-	`sk-[A-Za-z0-9_-]{16,}` +
-	`|gh[pousr]_[A-Za-z0-9]{20,}` +
-	`|github_pat_[A-Za-z0-9_]{20,}` +
-	`|(?:AKIA|ASIA)[0-9A-Z]{16}` +
-	`|AIza[0-9A-Za-z_-]{35}` +
-	`|xox[abposr]-[A-Za-z0-9-]{10,}` +
-	`|eyJ[A-Za-z0-9_-]{16,}(?:\.[A-Za-z0-9_-]+){0,2}` +
-	`)`)
-
-// tokenMarkers are literals one of which every token shape contains: a
-// text with none of them is not searched with the expression.
-var tokenMarkers = [...]string{"sk-", "gh", "github_pat_", "AKIA", "ASIA", "AIza", "xox", "eyJ"}
-
-// bearerToken is the credential after the HTTP Bearer scheme: "Bearer
-// abc..." becomes "Bearer <redacted>" (8 characters at least, so that
-// prose such as "Bearer tokens" is left alone).
-var bearerToken = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{8,}`)
-
-// urlUserinfo is the password of a URL's user:password@ part.
-var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:)[^\s/@]+@`)
-
 // RedactText returns s with the secrets a text can be searched for
-// replaced by <redacted>: well-known token shapes (see tokenShapes), the
-// credentials after "Bearer",
-// the password in a URL (scheme://user:password@), and the value of every
-// `"key":"value"` pair whose key names a secret as in Redact (also when
-// the value is cut off at the end of s). It is meant for lines that are
-// not valid JSON: a frame cut off at EOF, a malformed frame, a non-JSON
-// line, a stderr line. Its time is linear in len(s).
+// replaced by <redacted>: the value of every `"key":"value"` pair whose key
+// names a secret as in Redact (also when the value is cut off at the end
+// of s), and the secrets of a known shape (see shapes: well-known token
+// prefixes, the credentials after "Bearer" and "Basic", the password in a
+// URL, PEM private keys). It is meant for lines that are not valid JSON:
+// a frame cut off at EOF, a malformed frame, a non-JSON line, a stderr
+// line. Its time is linear in len(s).
 func RedactText(s string) string {
-	out := redactPairs(s)
-	if hasTokenMarker(out) {
-		out = tokenShapes.ReplaceAllLiteralString(out, RedactedText)
+	if out := redactTextBytes([]byte(s)); out != nil {
+		return string(out)
 	}
-	if containsFold([]byte(out), "bearer") {
-		out = bearerToken.ReplaceAllString(out, "${1}${2}"+RedactedText)
-	}
-	if strings.Contains(out, "://") {
-		out = urlUserinfo.ReplaceAllString(out, "${1}"+RedactedText+"@")
-	}
-	return out
+	return s
 }
 
-func hasTokenMarker(s string) bool {
-	for _, m := range tokenMarkers {
-		if strings.Contains(s, m) {
-			return true
-		}
+// redactTextBytes is RedactText on bytes; it returns nil when nothing in s
+// is secret.
+func redactTextBytes(s []byte) []byte {
+	out := redactPairs(s)
+	text := s
+	if out != nil {
+		text = out
 	}
-	return false
+	spans := findShapes(text, nil)
+	if len(spans) == 0 {
+		return out
+	}
+	red := make([]byte, 0, len(text))
+	copied := 0
+	for _, sp := range spans {
+		red = append(append(red, text[copied:sp.start]...), RedactedText...)
+		copied = sp.end
+	}
+	return append(red, text[copied:]...)
 }
 
 // redactPairs replaces the value of each `"key" : "value"` in s whose key
 // names a secret. It walks the string literals of s once: a literal
 // followed by ':' and another literal is a pair; a value with no closing
 // quote runs to the end of s.
-func redactPairs(s string) string {
-	b := []byte(s)
+func redactPairs(b []byte) []byte {
 	var out []byte
 	copied := 0
 	for i := 0; ; {
@@ -97,7 +73,7 @@ func redactPairs(s string) string {
 			continue
 		}
 		vend, _ := textStringEnd(b, v)
-		if isSecretKey(b[kstart+1 : kend-1]) {
+		if string(b[v:vend]) != Redacted && isSecretKey(b[kstart+1:kend-1]) {
 			out = append(out, b[copied:v]...)
 			out = append(out, Redacted...)
 			copied = vend
@@ -105,9 +81,9 @@ func redactPairs(s string) string {
 		i = vend
 	}
 	if out == nil {
-		return s
+		return nil
 	}
-	return string(append(out, b[copied:]...))
+	return append(out, b[copied:]...)
 }
 
 // textStringEnd returns the offset just past the string literal starting at
@@ -118,48 +94,6 @@ func textStringEnd(b []byte, i int) (int, bool) {
 		return len(b), false
 	}
 	return end, true
-}
-
-// containsFold reports whether b contains the ASCII word (lower case) in
-// any letter case. Each case of the first letter is searched for once per
-// occurrence, so the time is linear in len(b).
-func containsFold(b []byte, word string) bool {
-	lower, upper := word[0], word[0]
-	if 'a' <= lower && lower <= 'z' {
-		upper = lower - 'a' + 'A'
-	}
-	nextLower, nextUpper := -1, -1 // next occurrence at or after i; -2: none left
-	for i := 0; i+len(word) <= len(b); {
-		nextLower = nextAt(b, i, lower, nextLower)
-		j := nextLower
-		if upper != lower {
-			nextUpper = nextAt(b, i, upper, nextUpper)
-			if j == -2 || (nextUpper != -2 && nextUpper < j) {
-				j = nextUpper
-			}
-		}
-		if j == -2 || j+len(word) > len(b) {
-			return false
-		}
-		if bytes.EqualFold(b[j:j+len(word)], []byte(word)) {
-			return true
-		}
-		i = j + 1
-	}
-	return false
-}
-
-// nextAt returns the offset of the first c in b at or after i, given the
-// last answer prev (reused while it is still ahead of i); -2 for none.
-func nextAt(b []byte, i int, c byte, prev int) int {
-	if prev == -2 || prev >= i {
-		return prev
-	}
-	k := bytes.IndexByte(b[i:], c)
-	if k < 0 {
-		return -2
-	}
-	return i + k
 }
 
 // RedactArgs returns a copy of an agent's argv with secrets replaced by

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -102,21 +103,31 @@ func proxyIDPrefix(token string) []byte {
 	return []byte(`"` + rewrite.ProxyIDPrefix + token + ":")
 }
 
-// ownProxyID reports whether rawID is one of this router's own request
-// ids (prefix, then digits only), and returns its key in proxyReqs.
-// Another proxy's ids (another token) are not.
-func (r *Router) ownProxyID(rawID []byte) (string, bool) {
+// ownProxyID reports whether rawID is spelled like one of this router's
+// own request ids (prefix, then digits only), and returns its key in
+// proxyReqs and its number. Another proxy's ids (another token) are not.
+// Being spelled like one does not make it one: a client may use such ids
+// for its own requests (see Router.proxyAnswer).
+func (r *Router) ownProxyID(rawID []byte) (key string, n uint64, ok bool) {
 	if bytes.IndexByte(rawID, '\\') >= 0 {
 		rawID = []byte(idKey(string(rawID))) // spelled with escapes
 	}
 	rest, ok := bytes.CutPrefix(rawID, r.idPrefix)
 	if !ok || len(rest) < 2 || rest[len(rest)-1] != '"' {
-		return "", false
+		return "", 0, false
 	}
 	for _, c := range rest[:len(rest)-1] {
 		if c < '0' || c > '9' {
-			return "", false
+			return "", 0, false
 		}
 	}
-	return string(rawID), true
+	n, err := strconv.ParseUint(string(rest[:len(rest)-1]), 10, 64)
+	if err != nil {
+		n = math.MaxUint64 // too many digits: a number the proxy never reaches
+	}
+	return string(rawID), n, true
 }
+
+// maxSkippedID bounds how far a client's id can move the proxy's next id
+// (see Router.skipClientID): past it the counter could wrap.
+const maxSkippedID = 1 << 62

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -307,8 +308,8 @@ func (r *Router) Handle(from pipe.Side, raw []byte, dst []Out) []Out {
 	env := *f.Envelope()
 
 	if env.Kind == pipe.Response {
-		if key, own := r.ownProxyID(env.ID); own {
-			return r.handleProxyResponse(dst, f, key)
+		if key, pr, ok := r.proxyAnswer(from, env.ID); ok {
+			return r.handleProxyResponse(dst, f, key, pr)
 		}
 	}
 	if from == pipe.Client && env.Kind == pipe.Request && env.MethodIs("initialize") {
@@ -373,18 +374,31 @@ func (r *Router) emitOutputs(dst []Out, f *rewrite.Frame, seq int64, outs []modu
 	return dst
 }
 
-// handleProxyResponse consumes a response to one of the proxy's own
-// requests (C12): the module that sent the request gets it. A response
-// under the proxy's own id is never for the other side, even when the
-// request is no longer known (answered already, or forgotten when the
-// client left): it is dropped. r.mu must be held.
-func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string) []Out {
-	r.record(f.Seq, pipe.OpDrop, f.From.Other(), nil)
-	pr, ok := r.proxyReqs[key]
-	if !ok || pr.to != f.From {
-		r.log.Debug("response to an unknown proxy request dropped", "rule", "C12", "id", string(f.ID()), "from", f.From.String())
-		return dst
+// proxyAnswer reports whether a response from side from answers one of
+// the proxy's own outstanding requests (C12), and returns it. Only such
+// answers are the proxy's: a response that merely has the proxy's id
+// prefix (a client that took up the proxy's id scheme for its own
+// requests, a second answer to a request already answered, an answer the
+// client sends after the proxy forgot the request) is forwarded like any
+// other (issue 14.3). r.mu must be held.
+func (r *Router) proxyAnswer(from pipe.Side, rawID []byte) (string, proxyRequest, bool) {
+	key, _, own := r.ownProxyID(rawID)
+	if !own {
+		return "", proxyRequest{}, false
 	}
+	pr, ok := r.proxyReqs[key]
+	if !ok || pr.to != from {
+		r.log.Debug("response under a proxy-like id that answers no open proxy request; forwarded", "rule", "C12", "id", string(rawID), "from", from.String())
+		return "", proxyRequest{}, false
+	}
+	return key, pr, true
+}
+
+// handleProxyResponse consumes a response to one of the proxy's own
+// outstanding requests (C12): the module that sent the request gets it.
+// r.mu must be held.
+func (r *Router) handleProxyResponse(dst []Out, f *rewrite.Frame, key string, pr proxyRequest) []Out {
+	r.record(f.Seq, pipe.OpDrop, f.From.Other(), nil)
 	delete(r.proxyReqs, key)
 	v := r.callResponse(pr, f)
 	return r.appendOutputs(dst, f.From, f.Seq, pr.mod, v.Out)
@@ -591,6 +605,7 @@ func (r *Router) nested(prev []byte) ([]string, *innerAdvert) {
 // trackClientRequest remembers a client request until the agent answers
 // it (F6; at most maxPending, P6). r.mu must be held.
 func (r *Router) trackClientRequest(env *pipe.Envelope) {
+	r.skipClientID(env.ID)
 	if len(r.pending) >= maxPending {
 		return
 	}
@@ -599,6 +614,21 @@ func (r *Router) trackClientRequest(env *pipe.Envelope) {
 	r.pending[key] = rawID
 	if env.MethodIs("initialize") {
 		r.initIDs[key] = struct{}{}
+	}
+}
+
+// skipClientID keeps the proxy's later request ids clear of a client
+// request id spelled like one of them, so that no answer is ever
+// ambiguous (issue 14.3). The proxy's requests to the client are told
+// apart from the client's requests to the agent by the side an answer
+// comes from; this also covers requests a module sends to the agent.
+// r.mu must be held.
+func (r *Router) skipClientID(rawID []byte) {
+	if !bytes.HasPrefix(rawID, r.idPrefix[:2]) && bytes.IndexByte(rawID, '\\') < 0 {
+		return // the common case: an integer, or a string not starting "a
+	}
+	if _, n, own := r.ownProxyID(rawID); own && n < maxSkippedID && n > r.nextID {
+		r.nextID = n
 	}
 }
 

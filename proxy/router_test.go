@@ -157,10 +157,11 @@ func TestRouterVerdicts(t *testing.T) {
 			{A, `{"id":6,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:2","method":"test/question","params":{"q":1}}`}},
 			{C, `{"jsonrpc":"2.0","id":"acp-normalize:2","result":{"a":2}}`, []string{`agent emit {"jsonrpc":"2.0","id":6,"result":{"a":2}}`}},
 			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
-			// A second response to the same id is dropped too: proxy ids are
-			// never the other side's.
-			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, nil},
-			{C, `{"jsonrpc":"2.0","id":"acp-normalize:99","error":{"code":1,"message":"x"}}`, nil},
+			// The proxy consumes only answers to requests it has
+			// outstanding: a second answer, or one to an id it never used,
+			// is the other side's business and is forwarded.
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"a":1}}`}},
+			{C, `{"jsonrpc":"2.0","id":"acp-normalize:99","error":{"code":1,"message":"x"}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:99","error":{"code":1,"message":"x"}}`}},
 		}},
 		{"P5 a failing rule forwards the original", []step{
 			{A, `{"id":1,"method":"test/error","params":{}}`, []string{`client forward {"id":1,"method":"test/error","params":{}}`}},
@@ -259,10 +260,43 @@ func TestRouterOwnProxyIDs(t *testing.T) {
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:1","result":{"untokened":true}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:\u0031","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
-		// Late or unknown responses under its own ids are still its own.
-		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`, nil},
-		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`, nil},
+		// Late or unknown responses under its own ids are not answers to
+		// anything it asked: forwarded (issue 14.3).
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`}},
 	})
+}
+
+// TestRouterC12ClientIDsLikeTheProxys: a client whose own request ids look
+// like the proxy's ("acp-normalize:TOKEN:N", after it saw one) gets every
+// answer (issue 14.3). The proxy consumes only answers to requests it has
+// outstanding, from the side it sent them to; everything else is
+// forwarded, and the ids it picks later skip the ones the client used.
+func TestRouterC12ClientIDsLikeTheProxys(t *testing.T) {
+	r, err := NewRouter(RouterConfig{Modules: []rewrite.Module{newTestModule()}, IDToken: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSteps(t, r, []step{
+		{A, `{"id":5,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"test/question","params":{"q":1}}`}},
+		// The client reuses the id it saw, and takes the next one, for
+		// requests of its own while the proxy's request is open.
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"session/prompt","params":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1","method":"session/prompt","params":{}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:2","method":"session/prompt","params":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:2","method":"session/prompt","params":{}}`}},
+		// The agent answers them: the proxy asked the client, not the
+		// agent, so these are the client's.
+		{A, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"stopReason":"end_turn"}}`, []string{`client forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"stopReason":"end_turn"}}`}},
+		// The proxy's next request skips the id the client has in use.
+		{A, `{"id":6,"method":"test/ask"}`, []string{`client request {"jsonrpc":"2.0","id":"acp-normalize:t1:3","method":"test/question","params":{"q":1}}`}},
+		{A, `{"jsonrpc":"2.0","id":"acp-normalize:t1:2","result":{"stopReason":"end_turn"}}`, []string{`client forward {"jsonrpc":"2.0","id":"acp-normalize:t1:2","result":{"stopReason":"end_turn"}}`}},
+		// The proxy's own requests are still answered to it.
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:3","result":{"a":3}}`, []string{`agent emit {"jsonrpc":"2.0","id":6,"result":{"a":3}}`}},
+		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
+	})
+	// F6: both client requests were answered, so none is reported gone.
+	if n := r.Pending(); n != 0 {
+		t.Fatalf("pending = %d after the agent answered every client request", n)
+	}
 }
 
 func FuzzIDKey(f *testing.F) {

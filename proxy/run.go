@@ -30,7 +30,10 @@ type Config struct {
 	// RecordRaw keeps secrets in the agent's argv in the capture's start
 	// event (frames are redacted by the capture writer itself).
 	RecordRaw bool
-	// AgentStderr receives the agent's stderr, line by line (rule F4).
+	// AgentStderr receives the agent's stderr, line by line (rule F4). A
+	// write to it should not block: while one does, the agent's stderr is
+	// not read, and an agent whose stderr pipe is full stalls (the command
+	// puts a bounded queue in front of the proxy's stderr).
 	AgentStderr io.Writer
 	// Signals delivers signals to forward to the agent (rule F5).
 	Signals <-chan os.Signal

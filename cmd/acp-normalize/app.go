@@ -17,6 +17,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // Exit codes of the proxy itself; otherwise it exits with the agent's code.
@@ -24,6 +25,10 @@ const (
 	exitFailure = 1
 	exitUsage   = 2
 )
+
+// stderrQueueBytes bounds what waits for a slow stderr (F4): more than
+// the longest agent stderr line the proxy passes on in one piece (1 MiB).
+const stderrQueueBytes = 4 << 20
 
 // exitError carries an exit code out of an action.
 type exitError struct {
@@ -42,11 +47,24 @@ func usageError(format string, args ...any) error {
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// ownProcess is set when the command runs as the process's main: it
+	// may then set process-wide runtime settings (the memory limit).
+	ownProcess bool
 }
 
 // run is main without os.Exit: it parses args and returns the exit code.
+// It leaves the process's runtime settings alone (tests run it in theirs).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	return runStreams(args, streams{stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// runMain is run as the process's main.
+func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runStreams(args, streams{stdin: stdin, stdout: stdout, stderr: stderr, ownProcess: true})
+}
+
+func runStreams(args []string, st streams) int {
+	stderr := st.stderr
 	app := newApp(st)
 	cliArgs, agentArgv, hasAgent := splitAgentArgv(args, app)
 	var code int
@@ -199,11 +217,18 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if logFile != nil {
 		logOut = logFile
 	}
-	// Logs reach stderr through a queue: a stderr nobody reads must not
-	// stall the relays (F4).
-	logStderr := newBackgroundWriter(st.stderr, 4096)
-	defer logStderr.Close(time.Second)
+	// Logs and the agent's stderr reach stderr through a bounded queue: a
+	// stderr nobody reads must stall neither the relays nor the agent
+	// (F4). The log file is written directly and gets every line.
+	logStderr := newBackgroundWriter(st.stderr, stderrQueueBytes)
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
+	defer func() {
+		if lost := logStderr.Close(time.Second); lost.Writes > 0 {
+			// Reaches the log file (stderr is closed to it by now).
+			logger.Warn("stderr was not being read: lines dropped from stderr", "rule", "F4",
+				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil)
+		}
+	}()
 
 	var capture *pipe.CaptureWriter
 	var captureFile *os.File
@@ -226,6 +251,15 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	signal.Notify(sigs, proxy.ForwardedSignals()...)
 	defer signal.Stop(sigs)
 
+	// The bounded state: the modules' byte budget (P6) and, when
+	// recording, the capture's queue (R1).
+	bounded := int64(table.DefaultBytes)
+	if capture != nil {
+		bounded += pipe.DefaultCaptureQueue
+	}
+	if st.ownProcess {
+		limitMemory(bounded, os.Getenv)
+	}
 	code, err := proxy.Run(proxy.Config{
 		Argv: argv,
 		Router: proxy.RouterConfig{
@@ -241,7 +275,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,
 		Stdout:      st.stdout,
-		AgentStderr: fanout{st.stderr, logOut},
+		AgentStderr: fanout{logStderr, logOut},
 		Signals:     sigs,
 		Logger:      logger,
 	})

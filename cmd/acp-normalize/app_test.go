@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	"errors"
-	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -155,9 +156,11 @@ type blockedWriter struct{ release chan struct{} }
 func (b blockedWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
 
 func TestBackgroundWriterNeverBlocks(t *testing.T) {
-	// F4: logging must not stall the relays when stderr is not read.
+	// F4: neither logging nor the agent's stderr copy may stall when
+	// stderr is not read; what does not fit in the bound is dropped whole
+	// and counted.
 	w := blockedWriter{release: make(chan struct{})}
-	bw := newBackgroundWriter(w, 8)
+	bw := newBackgroundWriter(w, 100)
 	done := make(chan struct{})
 	go func() {
 		for range 1000 {
@@ -170,22 +173,61 @@ func TestBackgroundWriterNeverBlocks(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Write blocked on a stalled stderr")
 	}
-	if bw.dropped.Load() == 0 {
-		t.Fatal("nothing dropped although the queue was full")
+	lost := bw.Close(50 * time.Millisecond) // bounded although the writer is stuck
+	// The goroutine's stuck write has at most 100 bytes (9 lines of 11),
+	// and at most as many wait behind it.
+	if lost.Writes < 1000-2*9 || lost.Bytes != lost.Writes*11 {
+		t.Fatalf("dropped %+v of 1000 writes of 11 bytes past a 100-byte bound", lost)
 	}
-	bw.Close(50 * time.Millisecond) // bounded although the writer is stuck
 	close(w.release)
 }
 
 func TestBackgroundWriterDelivers(t *testing.T) {
 	var out bytes.Buffer
-	bw := newBackgroundWriter(&out, 8)
+	bw := newBackgroundWriter(&out, 1<<10)
 	_, _ = bw.Write([]byte("one\n"))
 	_, _ = bw.Write([]byte("two\n"))
-	bw.Close(time.Second)
+	if lost := bw.Close(time.Second); lost.Writes != 0 {
+		t.Fatalf("dropped %+v", lost)
+	}
 	if out.String() != "one\ntwo\n" {
 		t.Fatalf("got %q", out.String())
 	}
+}
+
+// TestBackgroundWriterSaysWhatItDropped: the count of dropped lines
+// reaches stderr once it drains (F4), and the writes are whole lines.
+func TestBackgroundWriterSaysWhatItDropped(t *testing.T) {
+	var out bytes.Buffer
+	w := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{}), w: &out}
+	bw := newBackgroundWriter(w, 8)
+	_, _ = bw.Write([]byte("first\n")) // taken by the goroutine, which blocks on the gate
+	<-w.entered
+	_, _ = bw.Write([]byte("second\n"))
+	_, _ = bw.Write([]byte("third\n")) // does not fit
+	close(w.gate)
+	if lost := bw.Close(10 * time.Second); lost != (droppedWrites{Writes: 1, Bytes: 6}) {
+		t.Fatalf("dropped %+v", lost)
+	}
+	want := "first\nsecond\nacp-normalize: 1 lines (6 bytes) not written to stderr: stderr was not being read\n"
+	if out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
+
+// gatedWriter blocks its writes until gate is closed; entered is closed
+// at the first write.
+type gatedWriter struct {
+	gate    chan struct{}
+	once    sync.Once
+	entered chan struct{}
+	w       io.Writer
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.once.Do(func() { close(g.entered) })
+	<-g.gate
+	return g.w.Write(p)
 }
 
 // failingFile fails every write and its Close.

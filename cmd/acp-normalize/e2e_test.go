@@ -466,7 +466,8 @@ func TestE2ERecording(t *testing.T) {
 	// and exit records; secrets are redacted; the file is private.
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "session.jsonl")
-	s := start(t, script(t, "err stderr line", "wait initialize", `out {"jsonrpc":"2.0","id":1,"result":{"token":"agent-secret"}}`),
+	s := start(t, script(t, "err stderr line", "err fetching https://me:stderr-pass@example.com", "wait initialize",
+		`out {"jsonrpc":"2.0","id":1,"result":{"token":"agent-secret","note":"{\"privateKey\":\"args-secret\"}","hint":"Authorization: Basic dXNlcjpiYXNpYy1zZWNyZXQ="}}`),
 		[]string{"--record", rec})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"apiKey":"sk-123"}}}`)
 	s.stdin.Close()
@@ -480,7 +481,8 @@ func TestE2ERecording(t *testing.T) {
 			t.Fatalf("capture lacks %s:\n%s", want, text)
 		}
 	}
-	for _, secret := range []string{"sk-123", "agent-secret"} {
+	// R2 as strengthened (issue 14.8): JSON in a string, Basic, URL passwords.
+	for _, secret := range []string{"sk-123", "agent-secret", "args-secret", "dXNlcjpiYXNpYy1zZWNyZXQ", "stderr-pass"} {
 		if strings.Contains(text, secret) {
 			t.Fatalf("capture leaks %q:\n%s", secret, text)
 		}

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,6 +22,10 @@ import (
 //	outpartial <text>      write text to stdout with no newline
 //	outfile <path>         write the file's bytes to stdout as they are
 //	err <text>             write a line to stderr
+//	errflood <n>           write n numbered 100-byte lines to stderr
+//	cursortasks <n> <size> write n cursor/task requests with prompts of size
+//	                       bytes whose tool calls never come (C4 holds them),
+//	                       reading stdin meanwhile, then a session/update "held"
 //	wait <substring>       read stdin until a line contains substring
 //	echo                   copy every remaining stdin line to stdout; at EOF go on
 //	interleave             like echo, but write {"method":"_n","params":{"i":K}} before each
@@ -63,6 +68,24 @@ func fakeAgent(script string) int {
 			out.Flush()
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)
+		case "cursortasks":
+			n, size := 0, 0
+			fmt.Sscan(arg, &n, &size)
+			go func() { _, _ = io.Copy(io.Discard, in) }() // the proxy's {} answers
+			prompt := strings.Repeat("p", size)
+			for i := range n {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%d,"method":"cursor/task","params":{"toolCallId":"tool_%08d","description":"held","prompt":"%s","model":"m"}}`+"\n", i+1, i, prompt)
+			}
+			out.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"held"}}}}` + "\n")
+			out.Flush()
+			select {} // until the proxy ends the agent
+		case "errflood":
+			n, _ := strconv.Atoi(arg)
+			w := bufio.NewWriterSize(os.Stderr, 1<<16)
+			for i := range n {
+				fmt.Fprintf(w, "stderr flood line %08d %s\n", i, strings.Repeat("x", 72))
+			}
+			w.Flush()
 		case "wait":
 			for {
 				l, err := in.ReadString('\n')

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/lmittmann/tint"
@@ -66,54 +65,100 @@ func (f fanout) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// backgroundWriter hands each write to a goroutine, so that a stderr nobody
-// drains (an editor that never reads it) cannot block the relay loops that
-// log. When its queue is full, writes are dropped and counted; Close
-// reports the count.
+// backgroundWriter hands writes to a goroutine, so that a stderr nobody
+// drains (an editor that never reads it) blocks neither the relay loops
+// that log nor the copy of the agent's stderr (F4): the agent must never
+// wait on the proxy's stderr. It holds at most max bytes; a write that
+// does not fit is dropped whole and counted (a log file, when there is
+// one, gets every line anyway: it is written directly). Close reports the
+// count.
 type backgroundWriter struct {
-	w       io.Writer
-	queue   chan []byte
-	dropped atomic.Int64
-	done    chan struct{}
+	w    io.Writer
+	max  int
+	wake chan struct{} // a token when pending has bytes or Close was called
+	done chan struct{} // closed when the goroutine has returned
+
+	mu      sync.Mutex
+	pending []byte // bytes not handed to w yet
+	spare   []byte // the buffer w wrote last, reused for pending
+	closed  bool
+	lost    droppedWrites
 }
 
-func newBackgroundWriter(w io.Writer, depth int) *backgroundWriter {
-	b := &backgroundWriter{w: w, queue: make(chan []byte, depth), done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		for p := range b.queue {
-			if p == nil {
-				return
-			}
-			_, _ = b.w.Write(p)
-		}
-	}()
+// droppedWrites counts writes a backgroundWriter dropped.
+type droppedWrites struct{ Writes, Bytes int64 }
+
+func newBackgroundWriter(w io.Writer, max int) *backgroundWriter {
+	b := &backgroundWriter{w: w, max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go b.loop()
 	return b
 }
 
+func (b *backgroundWriter) loop() {
+	defer close(b.done)
+	for range b.wake {
+		for {
+			b.mu.Lock()
+			out, closed := b.pending, b.closed
+			b.pending, b.spare = b.spare[:0], nil
+			b.mu.Unlock()
+			if len(out) == 0 {
+				if closed {
+					return
+				}
+				break
+			}
+			_, _ = b.w.Write(out) // may block for good: Close does not wait for it
+			b.mu.Lock()
+			b.spare = out[:0]
+			b.mu.Unlock()
+		}
+	}
+}
+
 func (b *backgroundWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return len(p), nil
+	}
+	if len(b.pending)+len(p) > b.max {
+		b.lost.Writes++
+		b.lost.Bytes += int64(len(p))
+		return len(p), nil
+	}
+	b.pending = append(b.pending, p...)
 	select {
-	case b.queue <- bytes.Clone(p):
-	default:
-		b.dropped.Add(1)
+	case b.wake <- struct{}{}:
+	default: // the goroutine has a token already
 	}
 	return len(p), nil
 }
 
-// Close writes what is queued, waiting at most wait, then says how many
-// writes were dropped. Later writes are dropped.
-func (b *backgroundWriter) Close(wait time.Duration) {
-	select {
-	case b.queue <- nil:
-	case <-time.After(wait):
-		return
+// Close queues a line saying how many writes were dropped, if any, and
+// waits at most wait for what is queued to be written; it returns the
+// count. Later writes are dropped (and not counted).
+func (b *backgroundWriter) Close(wait time.Duration) droppedWrites {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return b.lost
 	}
+	b.closed = true
+	lost := b.lost
+	if lost.Writes > 0 {
+		b.pending = fmt.Appendf(b.pending, "acp-normalize: %d lines (%d bytes) not written to stderr: stderr was not being read\n", lost.Writes, lost.Bytes)
+	}
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
 	select {
 	case <-b.done:
-	case <-time.After(wait):
-		return
+	case <-t.C:
 	}
-	if n := b.dropped.Load(); n > 0 {
-		fmt.Fprintf(b.w, "acp-normalize: %d log lines dropped: stderr was not being read\n", n)
-	}
+	return lost
 }

@@ -14,5 +14,5 @@ func main() {
 	}
 	// Started by the npm launcher: end when it dies (launcher_unix.go).
 	watchLauncher()
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	if os.Getenv(envRunMain) == "1" {
-		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
 	if script := os.Getenv(envFakeAgent); script != "" {
 		os.Exit(fakeAgent(script))

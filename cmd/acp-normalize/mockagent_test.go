@@ -30,16 +30,14 @@ type recordingClient struct {
 	mu          sync.Mutex
 	updates     []acp.SessionNotification
 	permissions []acp.RequestPermissionRequest
-	asked       chan struct{}
 }
 
-func newRecordingClient() *recordingClient { return &recordingClient{asked: make(chan struct{}, 8)} }
+func newRecordingClient() *recordingClient { return &recordingClient{} }
 
 func (c *recordingClient) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.permissions = append(c.permissions, p)
 	c.mu.Unlock()
-	c.asked <- struct{}{}
 	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
 		Selected: &acp.RequestPermissionOutcomeSelected{OptionId: p.Options[0].OptionId},
 	}}, nil
@@ -98,6 +96,36 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// answerWatch passes the client's frames to the proxy and closes done once
+// one of them answers a proxy request (a result or error under an
+// "acp-normalize:" id, C12) has been written.
+type answerWatch struct {
+	w    io.Writer
+	mu   sync.Mutex
+	line []byte // the frame being written, up to its newline
+	done chan struct{}
+	once sync.Once
+}
+
+func (a *answerWatch) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			a.line = append(a.line, rest...)
+			break
+		}
+		a.line = append(a.line, rest[:i]...)
+		if env := pipe.Peek(a.line); env.Kind == pipe.Response && bytes.HasPrefix(env.ID, []byte(`"acp-normalize:`)) {
+			a.once.Do(func() { close(a.done) })
+		}
+		a.line, rest = a.line[:0], rest[i+1:]
+	}
+	return n, err
+}
+
 // session is what the client saw of one session.
 type session struct {
 	client  *recordingClient
@@ -126,7 +154,13 @@ func runSession(t *testing.T, wantPermission bool, start func(stdin io.Reader, s
 		exited <- code
 	}()
 	s := &session{client: newRecordingClient()}
-	conn := acp.NewClientSideConnection(s.client, toProxyW, io.TeeReader(fromProxyR, &wire))
+	// The event the session's end waits for: the client's answer to the
+	// proxy's permission request written to the proxy (C12). The handler's
+	// being called is not it: the SDK writes the answer after the handler
+	// returns, and a client that leaves first gets the request cancelled
+	// (issue 14.10).
+	answered := &answerWatch{w: toProxyW, done: make(chan struct{})}
+	conn := acp.NewClientSideConnection(s.client, answered, io.TeeReader(fromProxyR, &wire))
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -158,7 +192,7 @@ func runSession(t *testing.T, wantPermission bool, start func(stdin io.Reader, s
 	}
 	if wantPermission {
 		select {
-		case <-s.client.asked:
+		case <-answered.done:
 		case <-ctx.Done():
 			s.timeout = true
 		}
@@ -282,7 +316,7 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 		}
 	}
 	if s.timeout {
-		t.Error("the client was never asked for permission")
+		t.Error("the client never answered the proxy's permission request")
 	}
 	s.client.mu.Lock()
 	defer s.client.mu.Unlock()

@@ -76,8 +76,13 @@ func DecodeString(raw []byte) (s string, ok bool) {
 		case c == '"' || c < 0x20:
 			return "", false
 		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			i++
+			// A run of plain ASCII is copied in one go.
+			j := i + 1
+			for j < len(body) && body[j] < utf8.RuneSelf && body[j] >= 0x20 && body[j] != '"' && body[j] != '\\' {
+				j++
+			}
+			b.Write(body[i:j])
+			i = j
 		default:
 			r, size := utf8.DecodeRune(body[i:])
 			if r == utf8.RuneError && size == 1 {

@@ -337,7 +337,8 @@ func NothingOnOthers(t *testing.T, dir string, m rewrite.Module) {
 // .replay.jsonl goldens left out) with the case named by its file name,
 // fails on a recording without a case, and compares the replay through
 // mod alone with the .replay.jsonl golden beside the recording, byte for
-// byte (R3; go test -update rewrites it).
+// byte (R3; go test -update rewrites it). Then it checks every recording
+// re-encoded and with duplicate keys (CheckCapturesDifferential).
 func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[string]CaptureWant) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
@@ -358,6 +359,7 @@ func CheckCaptures(t *testing.T, dir string, mod rewrite.Module, cases map[strin
 			rewritetest.CheckFile(t, strings.TrimSuffix(f, ".jsonl")+".replay.jsonl", Format(outs))
 		})
 	}
+	t.Run("differential", func(t *testing.T) { CheckCapturesDifferential(t, dir, mod) })
 }
 
 // WithoutMeta returns frame without the _meta["acp-normalize"] member of

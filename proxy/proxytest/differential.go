@@ -94,30 +94,25 @@ const MaxSeed = 16 << 10
 // fuzzer tries the others.
 var seedHows = []uint64{AllChanges, EscapeKeys | EscapeValues | 1<<8}
 
-// FuzzReencoded is the body of a module's Fuzz<Vendor>Reencoded target:
-// seeds from the package's golden cases and vendor's small recordings
-// under dir (vendor "" for none), each input checked by CheckReencoded.
-func FuzzReencoded(f *testing.F, dir, vendor string, mods ...rewrite.Module) {
-	AddSeeds(f, dir, vendor, MaxSeed, seedHows...)
+// FuzzDifferential is the body of a module's Fuzz<Vendor>Differential
+// target: seeds from the package's golden cases and the small recordings
+// in dir (the vendor's captures folder, "" for none), each input checked
+// by CheckReencoded and CheckDuplicateKeys, as CheckCapturesDifferential
+// checks every recording.
+func FuzzDifferential(f *testing.F, dir string, mods ...rewrite.Module) {
+	AddSeeds(f, dir, MaxSeed, seedHows...)
 	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
-		CheckReencoded(t, ParseLines(session), how, mods...)
-	})
-}
-
-// FuzzDuplicateKeys is the body of a module's Fuzz<Vendor>DuplicateKeys
-// target, as FuzzReencoded with CheckDuplicateKeys.
-func FuzzDuplicateKeys(f *testing.F, dir, vendor string, mods ...rewrite.Module) {
-	AddSeeds(f, dir, vendor, MaxSeed, seedHows...)
-	f.Fuzz(func(t *testing.T, session []byte, how uint64) {
-		CheckDuplicateKeys(t, ParseLines(session), how, mods...)
+		recs := ParseLines(session)
+		CheckReencoded(t, recs, how, mods...)
+		CheckDuplicateKeys(t, recs, how, mods...)
 	})
 }
 
 // AddSeeds adds to f, as sessions with each of hows, the input of every
 // golden case of the package (testdata/golden/*.txtar) and every capture
-// of vendor under dir (the replays beside them left out) that is at most
+// in dir ("" for none; the replays beside them left out) that is at most
 // maxBytes long.
-func AddSeeds(f *testing.F, dir, vendor string, maxBytes int, hows ...uint64) {
+func AddSeeds(f *testing.F, dir string, maxBytes int, hows ...uint64) {
 	f.Helper()
 	var sessions [][]byte
 	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
@@ -132,8 +127,8 @@ func AddSeeds(f *testing.F, dir, vendor string, maxBytes int, hows ...uint64) {
 			}
 		}
 	}
-	if vendor != "" {
-		captures, _ := filepath.Glob(filepath.Join(dir, vendor, "*.jsonl"))
+	if dir != "" {
+		captures, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 		for _, path := range captures {
 			if strings.HasSuffix(path, ".replay.jsonl") {
 				continue
@@ -162,13 +157,14 @@ func AddSeeds(f *testing.F, dir, vendor string, maxBytes int, hows ...uint64) {
 const maxRespelled = 64 << 10
 
 // CheckCapturesDifferential runs CheckReencoded (every change at once)
-// and CheckDuplicateKeys on every capture of vendor under dir (the
-// replays beside them left out; frames over 64 KiB kept as recorded):
+// and CheckDuplicateKeys on every capture in dir, a vendor's captures
+// folder (the replays beside them left out; frames over 64 KiB kept as
+// recorded):
 // the real recordings, too large to be fuzz seeds, are checked once each
 // (issue 14).
-func CheckCapturesDifferential(t *testing.T, dir, vendor string, mods ...rewrite.Module) {
+func CheckCapturesDifferential(t *testing.T, dir string, mods ...rewrite.Module) {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(dir, vendor, "*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	n := 0
 	for _, path := range paths {
 		if strings.HasSuffix(path, ".replay.jsonl") {
@@ -186,7 +182,7 @@ func CheckCapturesDifferential(t *testing.T, dir, vendor string, mods ...rewrite
 		})
 	}
 	if n == 0 {
-		t.Fatalf("no captures of %s under %s", vendor, dir)
+		t.Fatalf("no captures in %s", dir)
 	}
 }
 

@@ -289,3 +289,9 @@ func TestCapturesProvenance(t *testing.T) {
 		}
 	}
 }
+
+// TestCapturesDifferential (issue 14): every recording, re-encoded and
+// with duplicate keys, gets the same verdicts and snapshots.
+func TestCapturesDifferential(t *testing.T) {
+	proxytest.CheckCapturesDifferential(t, capturesDir, claudeModule())
+}

@@ -155,3 +155,13 @@ func checkLaunchUpdate(t *testing.T, o rewrite.Output) {
 		t.Fatalf("sent update has no snapshot: %s", o.Frame)
 	}
 }
+
+// FuzzClaudeDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzClaudeDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, capturesDir, claudeModule())
+}

@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
@@ -29,4 +30,14 @@ func FuzzCodex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		proxytest.CheckAgentFrames(t, codex.Module(), result, frame, wait, frame)
 	})
+}
+
+// FuzzCodexDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzCodexDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, filepath.Join(capturesDir, "codex"), codex.Module())
 }

@@ -100,3 +100,13 @@ func FuzzCursor(f *testing.F) {
 		check(r.ClientGone(nil), nil)
 	})
 }
+
+// FuzzCursorDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzCursorDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, capturesDir, cursor.Module())
+}

@@ -1,6 +1,7 @@
 package gemini_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
@@ -28,4 +29,14 @@ func FuzzGemini(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		proxytest.CheckAgentFrames(t, gemini.Module(), result, frame, next, frame)
 	})
+}
+
+// FuzzGeminiDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzGeminiDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, filepath.Join(capturesDir, "gemini"), gemini.Module())
 }

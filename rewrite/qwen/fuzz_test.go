@@ -1,20 +1,17 @@
 package qwen_test
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 )
 
 // FuzzQwen feeds arbitrary agent frames to the qwen module after a
-// qwen-code initialize result and a launch call. Whatever the frame, the
-// router must not panic, every output must be valid JSON when the input
-// was (P5: a rule that fails forwards the frame unchanged), and a frame
-// the module leaves alone is byte-identical (P1).
+// qwen-code initialize result and a launch call: the module must never
+// panic (P5: a rule that fails forwards the frame unchanged), never drop
+// an object frame, forward a frame it leaves alone byte for byte (P1),
+// and write only valid JSON for a valid JSON frame.
 func FuzzQwen(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","title":"Agent","rawInput":{"description":"d","run_in_background":true},"rawOutput":{"type":"task_execution","status":"background","executionSummary":{"totalDurationMs":5}},"_meta":{"toolName":"agent"}}}}`,
@@ -26,28 +23,19 @@ func FuzzQwen(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	prelude := [][]byte{
-		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`),
-		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`),
-	}
+	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`)
+	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
-		for _, p := range prelude {
-			r.Handle(pipe.Agent, p, nil)
-		}
-		outs := r.Handle(pipe.Agent, frame, nil)
-		valid := json.Valid(frame)
-		for _, o := range outs {
-			if valid && !json.Valid(o.Frame) {
-				t.Fatalf("invalid output %s for input %s", o.Frame, frame)
-			}
-			if o.Op == "" && string(o.Frame) != string(frame) {
-				t.Fatalf("forwarded frame changed: %s -> %s", frame, o.Frame)
-			}
-		}
+		proxytest.CheckAgentFrames(t, qwen.Module(), result, launch, frame)
 	})
+}
+
+// FuzzQwenDifferential (issue 14): a session, the same session with every
+// frame spelled otherwise (blanks, escaped key and value characters,
+// reordered members) and the same session with decoy members before some
+// members under the same key (a parser reads the last one) get the same
+// verdicts and snapshots, frame for frame. Seeds: the golden cases and the
+// small recordings.
+func FuzzQwenDifferential(f *testing.F) {
+	proxytest.FuzzDifferential(f, capturesDir, qwen.Module())
 }

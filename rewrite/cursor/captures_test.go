@@ -1,0 +1,20 @@
+package cursor_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+)
+
+// capturesDir holds the Cursor captures, hand-written from documented
+// frames (testdata/captures/README.md); their replays through the whole
+// module list are pinned by cmd/acp-normalize's TestCursorCaptures.
+var capturesDir = filepath.Join("..", "..", "testdata", "captures", "cursor")
+
+// TestCapturesDifferential (issue 14): every recording, re-encoded and
+// with duplicate keys, gets the same verdicts and snapshots.
+func TestCapturesDifferential(t *testing.T) {
+	proxytest.CheckCapturesDifferential(t, capturesDir, cursor.Module())
+}
