@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,13 +47,8 @@ func checkAction(c *cli.Context, st streams) error {
 	if len(files) == 0 {
 		return usageError("check: no file given; usage: acp-normalize check [--json] FILE...")
 	}
-	for _, name := range files {
-		if name == "-" {
-			continue
-		}
-		if _, err := os.Stat(name); err != nil {
-			return usageError("check: %s: %v", name, errors.Unwrap(err))
-		}
+	if err := checkCaptureNames("check", files...); err != nil {
+		return err
 	}
 	settings, err := explicitSettings(c)
 	if err != nil {

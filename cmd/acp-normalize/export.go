@@ -113,6 +113,9 @@ func exportAction(c *cli.Context, st streams) error {
 // way out (an error, a signal, SIGKILL, a closed stdout) leaves a copy of
 // the session on disk.
 func exportSource(name string, stdin io.Reader, outPath string) (io.ReadSeeker, func(), error) {
+	if err := checkCaptureNames("export", name); err != nil {
+		return nil, nil, err
+	}
 	in, closeIn, what := stdin, func() {}, "stdin"
 	if name != "-" {
 		f, err := os.Open(name)
