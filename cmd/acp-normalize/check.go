@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,13 +74,18 @@ func checkAction(c *cli.Context, st streams) error {
 	if err := out.Flush(); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
 	}
-	switch {
-	case chk.Problems() > 0 && failures > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d problem(s); %d bad line(s) or file(s) not checked", chk.Problems(), failures)}
-	case chk.Problems() > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d problem(s)", chk.Problems())}
-	case failures > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d bad line(s) or file(s) not checked", failures)}
+	var wrong []string
+	if n := chk.Problems(); n > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d problem(s)", n))
+	}
+	if failures > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d bad line(s) or file(s) not checked", failures))
+	}
+	if n := chk.Empty(); n > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d file(s) with no frames: nothing checked", n))
+	}
+	if len(wrong) > 0 {
+		return &exitError{code: exitFailure, err: fmt.Errorf("check: %s", strings.Join(wrong, "; "))}
 	}
 	return nil
 }
