@@ -94,6 +94,10 @@ func probeAction(c *cli.Context, st streams) error {
 		settings: settings,
 	}
 	rep, failure := p.run()
+	if rep.Initialize != nil {
+		// Read as the client got it; shown as a capture keeps it (R2).
+		rep.Initialize = pipe.Redact(rep.Initialize)
+	}
 	if c.Bool("json") {
 		if err := writeJSON(st.stdout, rep); err != nil {
 			return &exitError{code: exitFailure, err: err}
@@ -139,7 +143,9 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	defer os.RemoveAll(scratch)
 
 	var captured bytes.Buffer
-	capture := pipe.NewCaptureWriter(&captured, true) // in memory only, read below
+	// In memory only, read below; redacted as a capture is (R2): the
+	// report is for bug reports, pasted in public.
+	capture := pipe.NewCaptureWriter(&captured, false)
 	toProxy, clientW := io.Pipe()
 	clientR, fromProxy := io.Pipe()
 	sigs := make(chan os.Signal, 4)

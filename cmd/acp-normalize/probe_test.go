@@ -306,3 +306,41 @@ func TestModuleAgentsDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeRedactsSecrets: `probe --json` is for bug reports, pasted in
+// public: like a capture (R2) it holds no secret, neither in the agent's
+// stderr lines, nor in the failure line quoting the last of them, nor in
+// its raw initialize result. The probe once kept its capture raw.
+func TestProbeRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key, bearer = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123", "Bearer abcdefghijklmnop0123"
+	initOK := `out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"apiKey":"hunter2-not-a-shape"}},"authMethods":[],"agentInfo":{"name":"fake","version":"1.0"}}}`
+	for _, tt := range []struct {
+		name   string
+		script []string
+	}{
+		{"answered", []string{"err using ANTHROPIC_API_KEY=" + key, "wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "wait never"}},
+		{"failed", []string{"wait initialize", "err request failed: Authorization: " + bearer, "exit 3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{envFakeAgent + "=" + script(t, tt.script...)}
+			for _, flags := range [][]string{{"--json"}, nil} {
+				_, out, stderr := probeRun(t, env, append(flags, "--", self, "-test.run=^$")...)
+				for _, secret := range []string{key, "abcdefghijklmnop0123", "hunter2"} {
+					if strings.Contains(out+stderr, secret) {
+						t.Errorf("probe %v printed a secret %q:\n%s\n%s", flags, secret, out, stderr)
+					}
+				}
+				if flags != nil && !strings.Contains(out, "<redacted>") {
+					t.Errorf("probe --json shows no redaction:\n%s", out)
+				}
+			}
+		})
+	}
+}
