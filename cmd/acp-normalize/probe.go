@@ -142,9 +142,9 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	}
 	defer os.RemoveAll(scratch)
 
-	var captured bytes.Buffer
 	// In memory only, read below; redacted as a capture is (R2): the
 	// report is for bug reports, pasted in public.
+	var captured probeCapture
 	capture := pipe.NewCaptureWriter(&captured, false)
 	toProxy, clientW := io.Pipe()
 	clientR, fromProxy := io.Pipe()

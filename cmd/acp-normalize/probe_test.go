@@ -4,11 +4,15 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -342,5 +346,82 @@ func TestProbeRedactsSecrets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeStderrFlood: an agent that writes 50 MB on stderr before it
+// answers is probed: the report counts its stderr lines and has the last
+// of them (the kept capture: TestProbeCaptureBounded).
+func TestProbeStderrFlood(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lines = 500_000 // of 100 bytes
+	agent := script(t, "errflood "+strconv.Itoa(lines), "wait initialize",
+		`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}`,
+		"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "wait never")
+	cmd := exec.Command(proxyBinary, "probe", "--json", "--", self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envFakeAgent+"="+agent)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// What the probe holds is the capture writer's queue at most (two
+	// bounds of 64 MiB: P6), with the garbage of the flood; it held the
+	// whole capture, 615 MiB at its peak.
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && runtime.GOOS == "linux" && ru.Maxrss>>10 > 450 {
+		t.Errorf("the probe peaked at %d MiB for %d MiB of agent stderr", ru.Maxrss>>10, lines*100>>20)
+	}
+	rep := decodeProbe(t, string(out))
+	// The capture writer may leave lines out under the flood (a
+	// "dropped" event): the count is what it kept.
+	if rep.StderrLines < stderrKept || rep.StderrLines > lines || len(rep.Stderr) != stderrKept || !strings.HasPrefix(rep.Stderr[stderrKept-1], "stderr flood line ") {
+		t.Errorf("%d stderr lines, the last %d: %q", rep.StderrLines, len(rep.Stderr), rep.Stderr)
+	}
+}
+
+// TestProbeCaptureBounded: the probe keeps of its capture what its report
+// needs (P6): of the agent's stderr records the count and the last
+// stderrKept, of the rest probeKept bytes, whatever the agent writes, and
+// in the order written. It once kept the whole capture in memory (3.5 GB
+// after 10 s of `yes >&2`, and a minute past --timeout to read it; 615 MB
+// peak for 50 MB of stderr).
+func TestProbeCaptureBounded(t *testing.T) {
+	var c probeCapture
+	stderrLine := func(i int) string {
+		return `{"seq":` + strconv.Itoa(i) + `,"ts":"2026-12-01T00:00:00Z","from":"agent","stderr":"line ` + strconv.Itoa(i) + strings.Repeat("x", 100) + `"}` + "\n"
+	}
+	frame := `{"seq":1,"ts":"2026-12-01T00:00:00Z","from":"agent","frame":{"jsonrpc":"2.0","method":"_x","params":{"stderr":"` + strings.Repeat("y", 4000) + `"}}}` + "\n"
+	var all strings.Builder
+	for i := range 200_000 {
+		all.WriteString(stderrLine(i))
+		if i%20 == 0 {
+			all.WriteString(frame)
+		}
+	}
+	data := all.String()
+	for len(data) > 0 { // in the capture writer's pieces, cut anywhere
+		n := min(len(data), 4093)
+		if _, err := c.Write([]byte(data[:n])); err != nil {
+			t.Fatal(err)
+		}
+		data = data[n:]
+	}
+	kept := c.lines.Len()
+	for _, l := range c.stderr {
+		kept += len(l)
+	}
+	if kept > probeKept+stderrKept*200 || c.stderrLines != 200_000 || c.leftOut != 10_000-probeKept/len(frame) {
+		t.Errorf("kept %d bytes, %d stderr lines counted, %d records left out", kept, c.stderrLines, c.leftOut)
+	}
+	recs, err := io.ReadAll(c.reader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(recs), "\n")
+	if first, last := lines[0], lines[len(lines)-2]; first != frame || last != stderrLine(199_999) {
+		t.Errorf("first kept %.80q, last %.80q", first, last)
 	}
 }
