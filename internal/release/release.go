@@ -147,7 +147,7 @@ func Build(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Source: src, Binaries: map[string]string{}, NPM: filepath.Join(cfg.Out, "npm")}
-	docs, err := readDocs(root)
+	docs, err := readDocs(root, src.Commit)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,9 @@ func prepareOut(out string) error {
 // docs are the files every archive and npm package carries.
 type docs struct{ license, readme, changelog []byte }
 
-func readDocs(root string) (docs, error) {
+// readDocs reads them from the checkout at root; the README's links to
+// other files of the repository lead to commit's copy of them.
+func readDocs(root, commit string) (docs, error) {
 	var d docs
 	var err error
 	for _, f := range []struct {
@@ -297,6 +299,7 @@ func readDocs(root string) (docs, error) {
 			return d, err
 		}
 	}
+	d.readme = absoluteLinks(d.readme, commit)
 	return d, nil
 }
 
