@@ -146,6 +146,9 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	// report is for bug reports, pasted in public.
 	var captured probeCapture
 	capture := pipe.NewCaptureWriter(&captured, false)
+	// A small queue: a flood the writer cannot keep up with is left out
+	// (a "dropped" event), not held (P6).
+	capture.SetQueueLimit(probeQueue)
 	toProxy, clientW := io.Pipe()
 	clientR, fromProxy := io.Pipe()
 	sigs := make(chan os.Signal, 4)

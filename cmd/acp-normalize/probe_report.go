@@ -100,6 +100,11 @@ const stderrKept = 40
 // has the rest left out.
 const probeKept = 16 << 20
 
+// probeQueue bounds the probe's capture queue: a record held there costs
+// about twice what it counts against the bound, and a probe session is
+// small.
+const probeQueue = 8 << 20
+
 // probeCapture is the probe's capture, as the capture writer writes it:
 // of the agent's stderr records it keeps the count and the last
 // stderrKept (all the report shows), of the rest the first probeKept
