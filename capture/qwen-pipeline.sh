@@ -36,22 +36,12 @@ ACPN=$ROOT/bin/acp-normalize
 record() { # record NAME SCRIPT [acp-capture flags] -- AGENT...
 	local name=$1 script=$2
 	shift 2
-	rm -rf "$RUN" && mkdir -p "$RUN/home/.qwen" "$RUN/tmp" "$RUN/ws"
+	rm -rf "$RUN" && mkdir -p "$RUN/home" "$RUN/tmp" "$RUN/ws"
 	printf 'alpha: the first line of the notes file\nbeta: the second line\ngamma: the last line\n' >"$RUN/ws/notes.txt"
-	cat >"$RUN/home/.qwen/settings.json" <<'JSON'
-{
-  "security": {"auth": {"selectedType": "openai"}},
-  "selectedType": "openai",
-  "model": {"name": "fake-model"},
-  "telemetry": {"enabled": false},
-  "privacy": {"usageStatisticsEnabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-  "ui": {"hideTips": true}
-}
-JSON
 	echo "recording pipeline/$name" >&2
 	"$ROOT/bin/acp-capture" --script "$script" --out "$OUT/$name.jsonl" --workspace "$RUN/ws" --scratch "$ROOT" \
-		--kill-grace 10s --env "HOME=$RUN/home" --env "TMPDIR=$RUN/tmp" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
+		--kill-grace 10s --template "$REPO/capture/agents/qwen/settings.json=$RUN/home/.qwen/settings.json" \
+		--env "HOME=$RUN/home" --env "TMPDIR=$RUN/tmp" --env "LANG=C.UTF-8" --env "TERM=dumb" --env "NO_COLOR=1" \
 		--env "OPENAI_BASE_URL={{MODEL_URL}}/v1" --env "OPENAI_API_KEY=dummy-key" --env "OPENAI_MODEL=fake-model" "$@"
 }
 

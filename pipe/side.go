@@ -10,13 +10,13 @@ const (
 	Agent
 )
 
+// sideNames are the sides' spellings in captures, for String and ParseSide.
+var sideNames = [...]string{Client: "client", Agent: "agent"}
+
 // String returns "client" or "agent", the spelling used in captures.
 func (s Side) String() string {
-	switch s {
-	case Client:
-		return "client"
-	case Agent:
-		return "agent"
+	if s == Client || s == Agent {
+		return sideNames[s]
 	}
 	return "unknown"
 }
@@ -31,11 +31,10 @@ func (s Side) Other() Side {
 
 // ParseSide parses "client" or "agent".
 func ParseSide(s string) (Side, bool) {
-	switch s {
-	case "client":
-		return Client, true
-	case "agent":
-		return Agent, true
+	for side := Client; side <= Agent; side++ {
+		if sideNames[side] == s {
+			return side, true
+		}
 	}
 	return 0, false
 }

@@ -168,15 +168,7 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 		if i+2 >= len(frame) {
 			break
 		}
-		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
-		case 0:
-		case spelledGroup:
-			// An escape in the string's first two characters: its
-			// characters are decoded.
-			if structural(frame, i) {
-				mask = x.matchSpelled(frame, i, mask, note)
-			}
-		default:
+		if g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g != 0 {
 			mask = x.matchGroup(frame, i, g, mask, -1, note)
 		}
 	}
@@ -190,8 +182,15 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 // or, for a trigger of several tokens, an escape or a blank where the
 // frame first differs from it. Those quotes are candidates
 // (noteCandidate); any other costs one search for a backslash within the
-// longest trigger's length.
+// longest trigger's length. For spelledGroup (an escape in the string's
+// first two characters) the string's characters are decoded instead.
 func (x *TriggerIndex) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
+	if g == spelledGroup {
+		if structural(frame, i) {
+			mask = x.matchSpelled(frame, i, mask, note)
+		}
+		return mask
+	}
 	esc := -2 // the first backslash after the quote within the longest trigger, -1 none; -2 not looked for
 	for _, t := range x.groups[g-1] {
 		if mask&t.bit == t.bit {

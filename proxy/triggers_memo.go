@@ -104,13 +104,7 @@ func (x *TriggerIndex) matchWindow(frame []byte, from, same int, note *int) uint
 		if frame[i] != '"' {
 			continue
 		}
-		switch g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g {
-		case 0:
-		case spelledGroup:
-			if structural(frame, i) {
-				mask = x.matchSpelled(frame, i, mask, note)
-			}
-		default:
+		if g := x.group[uint16(frame[i+1])<<8|uint16(frame[i+2])]; g != 0 {
 			mask = x.matchGroup(frame, i, g, mask, same, note)
 		}
 	}

@@ -6,9 +6,7 @@
 VENDOR=claude
 source "$(dirname "$0")/lib.sh"
 
-VERSION=0.101.0
-install_pkg "@agentclientprotocol/claude-agent-acp@$VERSION"
-ADAPTER=$PKG/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js
+ADAPTER=$(installed @agentclientprotocol/claude-agent-acp@0.101.0 dist/index.js)
 
 claude_env=(--env "ANTHROPIC_BASE_URL={{MODEL_URL}}" --env "ANTHROPIC_API_KEY=dummy-key"
 	--env "DISABLE_AUTOUPDATER=1" --env "DISABLE_TELEMETRY=1" --env "DISABLE_ERROR_REPORTING=1"

@@ -5,44 +5,20 @@
 VENDOR=codex
 source "$(dirname "$0")/lib.sh"
 
-VERSION=2.6.0
 # The adapter depends on @openai/codex ^0.166.0 (the Codex CLI, one native
 # binary per platform as an optional dependency); npm installs it with it.
-install_pkg "@agentclientprotocol/codex-acp@$VERSION"
-CODEX_ACP=$PKG/node_modules/@agentclientprotocol/codex-acp/dist/index.js
+CODEX_ACP=$(installed @agentclientprotocol/codex-acp@2.6.0 dist/index.js)
 
 # gpt-5.5 is a model Codex knows (no "model metadata not found" warning)
 # whose multi-agent tools are deferred behind tool_search, as for users of
-# that model. The provider needs no OpenAI login.
-config() {
-	mkdir -p "$HOME_DIR/.codex"
-	cat >"$ROOT/config.toml.tmpl" <<'TOML'
-model = "gpt-5.5"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "{{MODEL_URL}}/v1"
-wire_api = "responses"
-env_key = "FAKE_MODEL_API_KEY"
-requires_openai_auth = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-TOML
-}
-
-codex_env=(--template "$ROOT/config.toml.tmpl=$HOME_DIR/.codex/config.toml"
+# that model (capture/agents/codex/config.toml.tmpl). The provider needs no
+# OpenAI login.
+codex_env=(--template "$REPO/capture/agents/codex/config.toml.tmpl=$HOME_DIR/.codex/config.toml"
 	--env "CODEX_HOME=$HOME_DIR/.codex" --env "FAKE_MODEL_API_KEY=dummy-key")
 
 for scenario in foreground background permission subagents; do
 	wanted "$scenario" || continue
 	fresh_run
-	config
 	case $scenario in
 	foreground) record foreground codex/foreground "${codex_env[@]}" -- node "$CODEX_ACP" ;;
 	# The child finishes after the prompt's response; linger to record it.

@@ -1,7 +1,9 @@
 # Shared by capture/agents/<vendor>.sh (sourced, not run). The convention:
-#   VENDOR=<name>; source lib.sh; install_pkg <npm-spec>; then for each
-#   scenario: fresh_run; write the agent's config into $HOME_DIR; record
-#   <scenario> [acp-capture flags] -- <agent argv>.
+#   VENDOR=<name>; source lib.sh; install_pkg <npm-spec> (or
+#   AGENT=$(installed <npm-spec> <entry file>)); then for each scenario:
+#   fresh_run; record <scenario> [acp-capture flags] -- <agent argv>, the
+#   agent's config going into $HOME_DIR by a --template from
+#   capture/agents/<vendor>/ (or written there by the script).
 # Everything lives under $CAPTURE_DIR/<vendor> (default /tmp/acp-capture;
 # the package cache in pkg/, a fresh home/ and ws/ per run), so the
 # recordings name no other path of the recording machine. Recordings made
@@ -51,6 +53,13 @@ install_pkg() {
 		echo "installing $spec into $PKG" >&2
 		npm install --prefix "$PKG" --no-audit --no-fund --loglevel=error "$spec" >&2
 	fi
+}
+
+# installed SPEC FILE: install_pkg SPEC (name@version), then print the
+# path of FILE in that package (the agent's entry point).
+installed() {
+	install_pkg "$1"
+	echo "$PKG/node_modules/${1%@*}/$2"
 }
 
 # fresh_run: an empty home, temp folder, and a workspace holding notes.txt.

@@ -32,19 +32,10 @@ func startComponentProc(t *testing.T, args ...string) *componentProc {
 	t.Helper()
 	cmd := exec.Command(proxyBinary, args...)
 	cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &componentProc{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, stdout := startPiped(t, cmd)
+	p := &componentProc{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: stderr}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return p
 }

@@ -40,16 +40,7 @@ type conductorRun struct {
 }
 
 func TestK1K2ConductorTypeScript(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed; the conductor test needs Node 20+")
-	}
-	dir, err := filepath.Abs(conductorDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@thinkwell", "conductor", "package.json")); err != nil {
-		t.Skip("interop/conductor/node_modules is absent; install the conductor with: npm ci --prefix interop/conductor")
-	}
+	dir := needNodeModule(t, conductorDir, "@thinkwell/conductor")
 	captures := captureFiles(t, "*/*.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -18,31 +18,12 @@ import (
 // exportCommand is `acp-normalize export`: a capture in another tool's
 // format.
 func exportCommand(st streams) *cli.Command {
-	return &cli.Command{
-		Name:      "export",
-		Usage:     "write a capture as an acp-inspector-trace v1 file for other ACP inspectors",
-		ArgsUsage: "CAPTURE",
-		Description: "Writes the frames each side sent, in capture order, verbatim, as an\n" +
-			"acp-inspector-trace v1 JSONL file: a header, then one record per frame.\n" +
-			"The trace format carries frames only: the capture's agent stderr lines and\n" +
-			"the proxy's output records are left out (a replay recomputes the outputs),\n" +
-			"and stderr says how many. The capture's start, exit and other events go into\n" +
-			"the header's \"acp-normalize\" member, so that `acp-normalize replay` of the\n" +
-			"trace gives what a replay of the capture gives. CAPTURE may be a trace;\n" +
-			"\"-\" reads stdin. With -o the file is created with mode 0600 (never\n" +
-			"through a symbolic link, never over the capture); without, the trace goes\n" +
-			"to stdout. A frame at a time is held: the capture is read twice (stdin\n" +
-			"that is a pipe is kept for it in a nameless file in $TMPDIR).\n" +
-			"A bad line is reported as FILE:LINE: message and left out; the exit status\n" +
-			"is then 1.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: pipe.TraceFormat,
-				Usage: "the format to write: " + pipe.TraceFormat + " (version 1)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, TakesFile: true,
-				Usage: "write to `FILE` (mode 0600) instead of stdout"},
-		},
-		Action: func(c *cli.Context) error { return exportAction(c, st) },
-	}
+	return helpCommand(st, "export", exportAction,
+		&cli.StringFlag{Name: "format", Value: pipe.TraceFormat,
+			Usage: "the format to write: " + pipe.TraceFormat + " (version 1)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, TakesFile: true,
+			Usage: "write to `FILE` (mode 0600) instead of stdout"},
+	)
 }
 
 // exportAction reads one capture and writes it as a trace.

@@ -84,17 +84,26 @@ func (d tsDrop) key() string {
 // returns the absolute path of drive.mjs.
 func needNodeSDK(t *testing.T) string {
 	t.Helper()
+	return filepath.Join(needNodeModule(t, interopDir, "@agentclientprotocol/sdk"), "drive.mjs")
+}
+
+// needNodeModule skips the test unless node is installed and the interop
+// folder dir has the npm package pkg installed (npm ci from its lock
+// file); it returns dir's absolute path.
+func needNodeModule(t *testing.T, dir, pkg string) string {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed; the TypeScript SDK interop test needs Node 20+")
+		t.Skipf("node is not installed; the test needs Node 20+ and %s", pkg)
 	}
-	dir, err := filepath.Abs(interopDir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		t.Skip("interop/ts/node_modules is absent; install the SDK with: npm ci --prefix interop/ts")
+	if _, err := os.Stat(filepath.Join(abs, "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
+		rel := filepath.ToSlash(filepath.Join("interop", filepath.Base(dir)))
+		t.Skipf("%s is not installed in %s; install it with: npm ci --prefix %s", pkg, rel, rel)
 	}
-	return filepath.Join(dir, "drive.mjs")
+	return abs
 }
 
 // runDrive runs drive.mjs with flags against acp-normalize (with

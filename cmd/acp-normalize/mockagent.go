@@ -12,27 +12,12 @@ import (
 
 // mockAgentCommand is `acp-normalize mock-agent`.
 func mockAgentCommand(st streams) *cli.Command {
-	return &cli.Command{
-		Name:      "mock-agent",
-		Usage:     "serve a recorded capture as a stdio ACP agent",
-		ArgsUsage: "CAPTURE",
-		Description: "Acts as the agent of a recorded session: each client request is answered\n" +
-			"with the recorded response to the same method, in order (ids follow the live\n" +
-			"request); the recorded notifications and agent requests are sent in their\n" +
-			"recorded order; what followed the client's answer to an agent request waits\n" +
-			"for the live answer (or the client's next request or notification).\n" +
-			"A request the capture cannot answer gets -32601 (method never\n" +
-			"recorded) or -32603 (recorded responses used up). It exits 0 at the client's EOF.\n" +
-			"Watch a recorded session, normalized, in an editor:\n" +
-			"  acp-normalize -- acp-normalize mock-agent capture.jsonl",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "log-level", Value: "warn",
-				Usage: "debug, info, warn or error (logs go to stderr)"},
-			&cli.BoolFlag{Name: "no-stderr",
-				Usage: "do not replay the recorded agent stderr lines on stderr"},
-		},
-		Action: func(c *cli.Context) error { return mockAgentAction(c, st) },
-	}
+	return helpCommand(st, "mock-agent", mockAgentAction,
+		&cli.StringFlag{Name: "log-level", Value: "warn",
+			Usage: "debug, info, warn or error (logs go to stderr)"},
+		&cli.BoolFlag{Name: "no-stderr",
+			Usage: "do not replay the recorded agent stderr lines on stderr"},
+	)
 }
 
 // mockAgentAction loads the capture and serves it on stdin/stdout. Only

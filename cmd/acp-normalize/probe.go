@@ -32,27 +32,15 @@ const codeAuthRequired = -32000
 
 // probeCommand is `acp-normalize probe -- AGENT [ARGS...]`.
 func probeCommand(st streams) *cli.Command {
-	return &cli.Command{
-		Name:      "probe",
-		Usage:     "check an agent: initialize and session/new through the proxy, then say what was found",
-		ArgsUsage: "-- AGENT [ARGS...]",
-		Description: "Starts the agent through the proxy, as an editor would (here, with this\n" +
-			"environment and working directory), sends initialize and session/new for a scratch\n" +
-			"directory (removed afterwards), ends the agent, and prints its name and version,\n" +
-			"the protocol version, which modules act on it and why (rule V1), whether it\n" +
-			"advertises native subagent sessions, its auth methods and whether it needs a\n" +
-			"login, and the vendor methods it sent. Exit status 0 when the agent answered\n" +
-			"initialize and session/new, else 1 with one line on stderr that says what failed\n" +
-			"(not found, not ACP, timed out, auth required); 2 for a usage mistake.",
-		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print the findings as one JSON object (for bug reports)"},
-			&cli.DurationFlag{Name: "timeout", Value: probeTimeout, Usage: "how long each request may take"},
-			&cli.StringFlag{Name: "modules", Value: "all", Usage: modulesUsage()},
-			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace,
-				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
-		}, optionFlags(moduleOptions(), false)...),
-		Action: func(c *cli.Context) error { return probeAction(c, st) },
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "json", Usage: "print the findings as one JSON object (for bug reports)"},
+		&cli.DurationFlag{Name: "timeout", Value: probeTimeout, Usage: "how long each request may take"},
+		&cli.StringFlag{Name: "modules", Value: "all", Usage: modulesUsage()},
+		&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace,
+			Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
 	}
+	return helpCommand(st, "probe", probeAction,
+		append(flags, optionFlags(moduleOptions(), false)...)...)
 }
 
 // proxyResult is what proxy.Run returned.

@@ -22,34 +22,22 @@ import (
 
 // replayCommand is `acp-normalize replay` (rule R3).
 func replayCommand(st streams) *cli.Command {
-	return &cli.Command{
-		Name:      "replay",
-		Usage:     "run recorded captures through the modules and print what each side would have received",
-		ArgsUsage: "CAPTURE...",
-		Description: "Reads captures written by --record (or Kandev acpdbg captures, or\n" +
-			"{\"from\":...,\"frame\":...} lines), replays their input records through the\n" +
-			"chosen modules without starting a process, and prints what each side would\n" +
-			"have received. Each CAPTURE is its own connection; \"-\" reads stdin.\n" +
-			"A bad line is reported on stderr as FILE:LINE: message, the rest is replayed,\n" +
-			"and the exit status is 1.\n" +
-			"The modules, --non-json and module flags default to the settings recorded in\n" +
-			"the capture's start event; a flag given (before or after \"replay\") wins.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
-				Usage: modulesUsage()},
-			&cli.StringFlag{Name: "format", Value: "jsonl",
-				Usage: "jsonl ({\"to\":...,\"frame\":...} lines), pretty (a timeline for humans) or html (a self-contained page to open in a browser)"},
-			&cli.BoolFlag{Name: "diff",
-				Usage: "show only what normalization changed, next to the input that caused it"},
-			&cli.StringFlag{Name: "color", Value: "auto",
-				Usage: "colour the pretty and diff output: auto (on a terminal, unless NO_COLOR or TERM=dumb), always, never"},
-			&cli.StringFlag{Name: "non-json", Value: "drop", DefaultText: "as recorded, else drop",
-				Usage: "what to do with lines that are not JSON: drop or forward (as the proxy's flag)"},
-			&cli.StringFlag{Name: "log-level", Value: "warn",
-				Usage: "log level of module messages on stderr: debug, info, warn or error"},
-		}, optionFlags(moduleOptions(), false)...),
-		Action: func(c *cli.Context) error { return replayAction(c, st) },
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
+			Usage: modulesUsage()},
+		&cli.StringFlag{Name: "format", Value: "jsonl",
+			Usage: "jsonl ({\"to\":...,\"frame\":...} lines), pretty (a timeline for humans) or html (a self-contained page to open in a browser)"},
+		&cli.BoolFlag{Name: "diff",
+			Usage: "show only what normalization changed, next to the input that caused it"},
+		&cli.StringFlag{Name: "color", Value: "auto",
+			Usage: "colour the pretty and diff output: auto (on a terminal, unless NO_COLOR or TERM=dumb), always, never"},
+		&cli.StringFlag{Name: "non-json", Value: "drop", DefaultText: "as recorded, else drop",
+			Usage: "what to do with lines that are not JSON: drop or forward (as the proxy's flag)"},
+		&cli.StringFlag{Name: "log-level", Value: "warn",
+			Usage: "log level of module messages on stderr: debug, info, warn or error"},
 	}
+	return helpCommand(st, "replay", replayAction,
+		append(flags, optionFlags(moduleOptions(), false)...)...)
 }
 
 // replayAction replays each capture named on the command line.

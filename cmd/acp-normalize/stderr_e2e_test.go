@@ -30,17 +30,7 @@ func TestE2EF4StderrNobodyReads(t *testing.T) {
 	}
 	defer stderrR.Close() // held open and never read: writes to it block once it is full
 	cmd.Stderr = stderrW  // an *os.File: the proxy gets the pipe itself
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	stderrW.Close()
 	s := &proxySession{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	t.Cleanup(func() {

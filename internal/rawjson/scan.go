@@ -299,6 +299,28 @@ func LookupString(obj []byte, path ...string) (string, bool) {
 	return DecodeString(v)
 }
 
+// pick sets vals[i] to m's value for each keys[i] that m's key equals
+// (a later member of the same name replaces an earlier one).
+func (m *Member) pick(keys []string, vals [][]byte) {
+	for i, k := range keys {
+		if KeyEqual(m.Key, k) {
+			vals[i] = m.Value
+		}
+	}
+}
+
+// pickAll walks it to the end of its object, picking keys into vals as
+// m.pick does; it returns the walk's error.
+func pickAll(it *ObjectIter, keys []string, vals [][]byte) error {
+	for {
+		m, ok := it.Next()
+		if !ok {
+			return it.err
+		}
+		m.pick(keys, vals)
+	}
+}
+
 // Pick reads several members of the JSON object obj in one walk: vals[i]
 // becomes the raw value of the member whose key is keys[i] (the last one,
 // as in Lookup), or nil when obj has none. A module that needs several
@@ -313,20 +335,9 @@ func Pick(obj []byte, keys []string, vals [][]byte) error {
 	if err != nil {
 		return err
 	}
-	for {
-		m, ok := it.Next()
-		if !ok {
-			break
-		}
-		for i, k := range keys {
-			if KeyEqual(m.Key, k) {
-				vals[i] = m.Value
-			}
-		}
-	}
-	if it.err != nil {
+	if err := pickAll(&it, keys, vals); err != nil {
 		clear(vals)
-		return it.err
+		return err
 	}
 	return nil
 }
@@ -360,19 +371,8 @@ func PickIn(obj []byte, keys []string, vals [][]byte, inner string, innerKeys []
 		if isInner && m.ValueStart < len(obj) && obj[m.ValueStart] == '{' {
 			clear(innerVals) // an earlier member of that name is replaced
 			sub := ObjectIter{b: obj, i: m.ValueStart + 1, first: true}
-			for {
-				im, ok := sub.Next()
-				if !ok {
-					break
-				}
-				for j, k := range innerKeys {
-					if KeyEqual(im.Key, k) {
-						innerVals[j] = im.Value
-					}
-				}
-			}
-			if sub.err != nil {
-				return fail(sub.err)
+			if err := pickAll(&sub, innerKeys, innerVals); err != nil {
+				return fail(err)
 			}
 			vend = sub.i
 		} else {
@@ -384,11 +384,7 @@ func PickIn(obj []byte, keys []string, vals [][]byte, inner string, innerKeys []
 			}
 		}
 		it.valueEnds(&m, vend)
-		for j, k := range keys {
-			if KeyEqual(m.Key, k) {
-				vals[j] = m.Value
-			}
-		}
+		m.pick(keys, vals)
 	}
 	if it.err != nil {
 		return fail(it.err)

@@ -35,7 +35,7 @@
 // info lines go to stdout with console.log).
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { clientRequests, firstChoice } from "../capture-client.mjs";
 import { createInterface } from "node:readline";
 import { Conductor, StdioConnector, createChannelPair, fromConnectors, inProcess } from "@thinkwell/conductor";
 import { fileURLToPath } from "node:url";
@@ -57,39 +57,6 @@ function parseArgs(argv) {
   }
   if (!opts.bin || opts.captures.length === 0) throw new Error(usage);
   return opts;
-}
-
-// clientRequests returns the requests the capture's client sent, in order.
-function clientRequests(path) {
-  const out = [];
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (!line.trim()) continue;
-    const rec = JSON.parse(line);
-    const f = rec.frame;
-    if (rec.from !== "client" || !f || typeof f !== "object" || Array.isArray(f)) continue;
-    if (typeof f.method === "string" && "id" in f) out.push({ method: f.method, params: f.params ?? {} });
-  }
-  return out;
-}
-
-function firstChoice(prop) {
-  if (!prop || typeof prop !== "object") return undefined;
-  const first = (l) => (Array.isArray(l) && l.length ? l[0] : undefined);
-  const opt = (o) => (o && typeof o === "object" ? o.const ?? o.value : o);
-  switch (prop.type) {
-    case "array": {
-      const items = prop.items ?? {};
-      const v = opt(first(items.anyOf)) ?? opt(first(items.oneOf)) ?? first(items.enum);
-      return v === undefined ? [] : [v];
-    }
-    case "boolean":
-      return true;
-    case "number":
-    case "integer":
-      return prop.minimum ?? 0;
-    default:
-      return opt(first(prop.oneOf)) ?? opt(first(prop.anyOf)) ?? first(prop.enum) ?? prop.default ?? "";
-  }
 }
 
 // answer is what the client answers an agent request with.

@@ -22,7 +22,7 @@
 // every prompt turn ended with a stop reason.
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { clientRequests, firstChoice } from "../capture-client.mjs";
 import { Readable, Writable } from "node:stream";
 
 const usage = "usage: node drive.mjs [--subagents] [--elicitation-form] --capture CAPTURE -- AGENT [ARGS...]";
@@ -46,19 +46,6 @@ function parseArgs(argv) {
   }
   if (!opts.capture || opts.command.length === 0) throw new Error(usage);
   return opts;
-}
-
-// clientRequests returns the requests the capture's client sent, in order.
-function clientRequests(path) {
-  const out = [];
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (!line.trim()) continue;
-    const rec = JSON.parse(line);
-    const f = rec.frame;
-    if (rec.from !== "client" || !f || typeof f !== "object" || Array.isArray(f)) continue;
-    if (typeof f.method === "string" && "id" in f) out.push({ method: f.method, params: f.params ?? {} });
-  }
-  return out;
 }
 
 // droppedPaths lists what a schema parse lost: every value present in raw
@@ -86,27 +73,6 @@ function droppedPaths(raw, parsed, path = "") {
     return out;
   }
   return raw === parsed ? out : [{ path, raw, parsed }];
-}
-
-// firstChoice answers one elicitation property with its first allowed value.
-function firstChoice(prop) {
-  if (!prop || typeof prop !== "object") return undefined;
-  const fromList = (l) => (Array.isArray(l) && l.length ? l[0] : undefined);
-  const opt = (o) => (o && typeof o === "object" ? o.const ?? o.value : o);
-  switch (prop.type) {
-    case "array": {
-      const items = prop.items ?? {};
-      const v = opt(fromList(items.anyOf)) ?? opt(fromList(items.oneOf)) ?? fromList(items.enum);
-      return v === undefined ? [] : [v];
-    }
-    case "boolean":
-      return true;
-    case "number":
-    case "integer":
-      return prop.minimum ?? 0;
-    default:
-      return opt(fromList(prop.oneOf)) ?? opt(fromList(prop.anyOf)) ?? fromList(prop.enum) ?? prop.default ?? "";
-  }
 }
 
 async function main() {

@@ -44,18 +44,8 @@ type call struct {
 }
 
 // statusRank orders ACP tool call statuses so that the snapshot never goes
-// back (P4); 0 for anything else.
-func statusRank(s string) int {
-	switch s {
-	case "pending":
-		return 1
-	case "in_progress":
-		return 2
-	case "completed", "failed":
-		return 3
-	}
-	return 0
-}
+// back (P4): the rank of their rule-M status; 0 for anything else.
+func statusRank(s string) int { return meta.FromToolCall(s).Rank() }
 
 // finished reports whether the vendor has ended the call.
 func (c *call) finished() bool { return statusRank(c.acpStatus) == 3 }
