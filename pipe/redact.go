@@ -252,7 +252,7 @@ func redactStringValue(raw []byte, depth int) []byte {
 		}
 	}
 	if out == nil {
-		if out = redactTextBytes(s); out == nil {
+		if out = redactTextBytes(s, depth+1); out == nil {
 			return nil
 		}
 	}

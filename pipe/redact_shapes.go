@@ -369,37 +369,65 @@ func urlPassword(n int) func([]byte, int) (span, bool) {
 		if u >= len(s) || s[u] != ':' {
 			return span{}, false
 		}
-		p := runEnd(s, u+1, len(s), func(c byte) bool { return !isURLStop(c) })
-		if p == u+1 || p >= len(s) || s[p] != '@' || string(s[u+1:p]) == RedactedText {
+		inURL := func(c byte) bool { return !isURLStop(c) }
+		p := runEnd(s, u+1, len(s), inURL)
+		if p == u+1 || p >= len(s) || s[p] != '@' {
+			return span{}, false
+		}
+		// The userinfo ends at the last '@' before the host, as a URL
+		// parser reads it: "p@ss" is all password.
+		for {
+			q := runEnd(s, p+1, len(s), inURL)
+			if q >= len(s) || s[q] != '@' {
+				break
+			}
+			p = q
+		}
+		if string(s[u+1:p]) == RedactedText {
 			return span{}, false
 		}
 		return span{u + 1, p}, true
 	}
 }
 
-// pemPrivateKey: a PEM block whose label ends in PRIVATE KEY, up to its
+// pemPrivateKey: a PEM block whose label ends in PRIVATE KEY (or PRIVATE
+// KEY BLOCK, an OpenPGP armored private key), up to its
 // END line (a block cut off ends at the end of the text or at a quote,
-// where a JSON string would end in a raw line).
+// where a JSON string would end in a raw line). Where the block ends is
+// found in one pass that stops at the first quote or END line: a search
+// for either over the rest of the text would look at it again for every
+// block (quadratic in a text of many blocks).
 func pemPrivateKey(s []byte, at int) (span, bool) {
 	i := at + len("-----BEGIN ")
 	label := runEnd(s, i, min(len(s), i+64), func(c byte) bool { return isUpperOrDigit(c) || c == ' ' })
-	if !bytes.HasSuffix(s[i:label], []byte("PRIVATE KEY")) || !bytes.HasPrefix(s[label:], []byte("-----")) {
+	name := s[i:label]
+	private := bytes.HasSuffix(name, []byte("PRIVATE KEY")) || bytes.HasSuffix(name, []byte("PRIVATE KEY BLOCK")) // OpenPGP's armor
+	if !private || !bytes.HasPrefix(s[label:], []byte("-----")) {
 		return span{}, false
 	}
-	body := label + len("-----")
-	limit := len(s)
-	if q := bytes.IndexByte(s[body:], '"'); q >= 0 {
-		limit = body + q
+	for j := label + len("-----"); ; {
+		k := bytes.IndexAny(s[j:], `"-`)
+		if k < 0 {
+			return span{at, len(s)}, true
+		}
+		j += k
+		if s[j] == '"' {
+			return span{at, j}, true
+		}
+		if bytes.HasPrefix(s[j:], []byte("-----END ")) {
+			e := j + len("-----END ")
+			if d := bytes.Index(s[e:min(len(s), e+80)], []byte("-----")); d >= 0 {
+				if q := bytes.IndexByte(s[e:e+d], '"'); q < 0 {
+					return span{at, e + d + len("-----")}, true
+				}
+			}
+			if q := bytes.IndexByte(s[e:min(len(s), e+80)], '"'); q >= 0 {
+				return span{at, e + q}, true
+			}
+			return span{at, min(len(s), e+80)}, true
+		}
+		j++
 	}
-	e := bytes.Index(s[body:limit], []byte("-----END "))
-	if e < 0 {
-		return span{at, limit}, true
-	}
-	e += body + len("-----END ")
-	if d := bytes.Index(s[e:min(limit, e+80)], []byte("-----")); d >= 0 {
-		return span{at, e + d + len("-----")}, true
-	}
-	return span{at, limit}, true
 }
 
 // runEnd returns the end of the run of class bytes in s[start:limit].

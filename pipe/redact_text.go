@@ -3,6 +3,8 @@ package pipe
 import (
 	"bytes"
 	"strings"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // RedactedText is what a secret becomes inside a text: a non-JSON line, a
@@ -17,17 +19,31 @@ const RedactedText = "<redacted>"
 // URL, PEM private keys). It is meant for lines that are not valid JSON:
 // a frame cut off at EOF, a malformed frame, a non-JSON line, a stderr
 // line. Its time is linear in len(s).
+//
+// A text that is itself valid JSON (a structured stderr log line, a JSON
+// argument) first gets the rules of a frame (Redact): only they know the
+// values of env and headers entries.
 func RedactText(s string) string {
-	if out := redactTextBytes([]byte(s)); out != nil {
+	b := []byte(s)
+	changed := false
+	if looksLikeJSON(b) && validJSON(b) { // a cut-off frame fails the cheap test
+		if red := Redact(b); !bytes.Equal(red, b) {
+			b, changed = red, true
+		}
+	}
+	if out := redactTextBytes(b, 0); out != nil {
 		return string(out)
+	}
+	if changed {
+		return string(b)
 	}
 	return s
 }
 
 // redactTextBytes is RedactText on bytes; it returns nil when nothing in s
-// is secret.
-func redactTextBytes(s []byte) []byte {
-	out := redactPairs(s)
+// is secret. depth is how many string values s was decoded from.
+func redactTextBytes(s []byte, depth int) []byte {
+	out := redactPairs(s, depth)
 	text := s
 	if out != nil {
 		text = out
@@ -46,12 +62,21 @@ func redactTextBytes(s []byte) []byte {
 }
 
 // redactPairs replaces the value of each `"key" : "value"` in s whose key
-// names a secret. It walks the string literals of s once: a literal
-// followed by ':' and another literal is a pair; a value with no closing
-// quote runs to the end of s.
-func redactPairs(b []byte) []byte {
+// names a secret, and redacts inside every other string literal that is
+// not a key and has an escape (see redactLiteral), as Redact does in a
+// valid frame. It walks the string literals of s once: a literal followed
+// by ':' and another literal is a pair; a literal with no closing quote
+// runs to the end of s.
+func redactPairs(b []byte, depth int) []byte {
 	var out []byte
 	copied := 0
+	inside := func(start, end int, closed bool) {
+		if with := redactLiteral(b[start:end], closed, depth); with != nil {
+			out = append(out, b[copied:start]...)
+			out = append(out, with...)
+			copied = end
+		}
+	}
 	for i := 0; ; {
 		k := bytes.IndexByte(b[i:], '"')
 		if k < 0 {
@@ -60,10 +85,12 @@ func redactPairs(b []byte) []byte {
 		kstart := i + k
 		kend, closed := textStringEnd(b, kstart)
 		if !closed {
+			inside(kstart, kend, false) // a value cut off
 			break
 		}
 		v := skipSpace(b, kend)
 		if v >= len(b) || b[v] != ':' {
+			inside(kstart, kend, true) // a value, not a key
 			i = kend
 			continue
 		}
@@ -72,11 +99,15 @@ func redactPairs(b []byte) []byte {
 			i = v
 			continue
 		}
-		vend, _ := textStringEnd(b, v)
-		if string(b[v:vend]) != Redacted && isSecretKey(b[kstart+1:kend-1]) {
+		vend, vclosed := textStringEnd(b, v)
+		switch {
+		case string(b[v:vend]) == Redacted:
+		case isSecretKey(b[kstart+1 : kend-1]):
 			out = append(out, b[copied:v]...)
 			out = append(out, Redacted...)
 			copied = vend
+		default:
+			inside(v, vend, vclosed)
 		}
 		i = vend
 	}
@@ -84,6 +115,36 @@ func redactPairs(b []byte) []byte {
 		return nil
 	}
 	return append(out, b[copied:]...)
+}
+
+// redactLiteral returns a string literal of a text (quotes included; the
+// closing one missing when !closed: the text was cut off in it) with the
+// secrets inside it redacted as redactStringValue does, or nil when it
+// has none. Only a literal with an escape is decoded: the text rules see
+// the others' bytes as they are. A literal cut off in an escape loses
+// that escape.
+func redactLiteral(raw []byte, closed bool, depth int) []byte {
+	if depth >= maxEncodedDepth || bytes.IndexByte(raw[1:], '\\') < 0 {
+		return nil
+	}
+	if closed {
+		return redactStringValue(raw, depth)
+	}
+	// Cut off: drop a dangling escape (at most `\uXXX`), close the
+	// literal, and open it again after redacting.
+	for cut := 0; cut <= 5 && cut < len(raw); cut++ {
+		body := raw[:len(raw)-cut]
+		quoted := append(bytes.Clone(body), '"')
+		if _, ok := rawjson.DecodeString(quoted); !ok {
+			continue
+		}
+		with := redactStringValue(quoted, depth)
+		if with == nil {
+			return nil
+		}
+		return with[:len(with)-1]
+	}
+	return nil
 }
 
 // textStringEnd returns the offset just past the string literal starting at

@@ -128,9 +128,14 @@ type Router struct {
 	mu        sync.Mutex
 	nextID    uint64
 	proxyReqs map[string]proxyRequest // by raw proxy id
-	pending   map[string]string       // client requests the agent has not answered: raw id by idKey
-	initIDs   map[string]struct{}     // idKeys of client initialize requests
-	closed    bool
+	// proxyOrder is the keys of proxyReqs in the order the requests were
+	// sent, with some already answered among them (skipped, compacted
+	// away): the oldest is forgotten first (P6).
+	proxyOrder []string
+	forgotten  int64               // proxy requests forgotten unanswered
+	pending    map[string]string   // client requests the agent has not answered: raw id by idKey
+	initIDs    map[string]struct{} // idKeys of client initialize requests
+	closed     bool
 	// badFrames: a frame that is not valid JSON [0], or nested too deep
 	// [1], was logged at warn (P5: once, then at debug).
 	badFrames [2]bool
@@ -739,6 +744,8 @@ func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, ou
 				continue
 			}
 			r.proxyReqs[string(rawID)] = proxyRequest{mod: mod, to: o.To, cookie: o.Request.Cookie}
+			r.proxyOrder = append(r.proxyOrder, string(rawID))
+			r.compactProxyOrder()
 			op = pipe.OpRequest
 		}
 		if frame == nil {
@@ -746,8 +753,62 @@ func (r *Router) appendOutputs(dst []Out, from pipe.Side, seq int64, mod int, ou
 		}
 		r.record(seq, op, o.To, frame)
 		dst = append(dst, Out{To: o.To, Frame: frame, Op: op, Re: seq})
+		if o.Request != nil && len(r.proxyReqs) > maxProxyRequests {
+			dst = r.forgetOldestProxyRequest(dst, seq)
+		}
 	}
 	return dst
+}
+
+// maxProxyRequests bounds the proxy's own requests awaiting an answer
+// (P6), as many as a module's table holds: a client that leaves more
+// unanswered does not answer them.
+const maxProxyRequests = 1024
+
+// forgetOldestProxyRequest forgets the oldest outstanding proxy request
+// (P6) as if its side had answered it with an error: its module hears so,
+// answers what waits on it (Cursor's request gets "cancelled") and lets go
+// of what it held. A late answer to it is forwarded, as any answer to no
+// outstanding proxy request (C12). r.mu must be held.
+func (r *Router) forgetOldestProxyRequest(dst []Out, seq int64) []Out {
+	for len(r.proxyOrder) > 0 {
+		key := r.proxyOrder[0]
+		r.proxyOrder = r.proxyOrder[1:]
+		pr, ok := r.proxyReqs[key]
+		if !ok {
+			continue // answered already
+		}
+		delete(r.proxyReqs, key)
+		r.forgotten++
+		log := r.log.Debug
+		if r.forgotten == 1 {
+			log = r.log.Info
+		}
+		log("the client leaves the proxy's requests unanswered: the oldest is forgotten", "rule", "P6",
+			"id", key, "outstanding", len(r.proxyReqs), "forgotten", r.forgotten)
+		f := rewrite.NewFrame(pr.to, rewrite.ErrorResponse([]byte(key), -32603, "acp-normalize: no answer; request forgotten"), seq)
+		v := r.callResponse(pr, f)
+		dst = r.appendOutputs(dst, pr.to, seq, pr.mod, v.Out)
+		break
+	}
+	return dst
+}
+
+// compactProxyOrder drops the keys of answered requests from proxyOrder
+// once they are most of it: its length stays within twice the open
+// requests (plus a little), at a cost of O(1) per request sent. r.mu must
+// be held.
+func (r *Router) compactProxyOrder() {
+	if len(r.proxyOrder) <= 2*len(r.proxyReqs)+64 {
+		return
+	}
+	kept := make([]string, 0, len(r.proxyReqs))
+	for _, k := range r.proxyOrder {
+		if _, ok := r.proxyReqs[k]; ok {
+			kept = append(kept, k)
+		}
+	}
+	r.proxyOrder = kept
 }
 
 func (r *Router) callRewrite(m *attached, f *rewrite.Frame) (v rewrite.Verdict, err error) {
@@ -863,6 +924,7 @@ func (r *Router) ClientGone(dst []Out) []Out {
 		unanswered[pr.mod] = append(unanswered[pr.mod], pr.cookie)
 		delete(r.proxyReqs, id)
 	}
+	r.proxyOrder = nil
 	for i, m := range r.mods {
 		c, ok := m.rw.(rewrite.Closer)
 		if !ok {
