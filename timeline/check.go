@@ -36,6 +36,7 @@ type Check struct {
 	json     bool
 	run      *checkRun
 	problems int
+	empty    int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
 	// mods cite the rule of the vendor methods they handle.
@@ -52,6 +53,13 @@ func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
 
 // Problems is the number of problem groups found so far (0: clean).
 func (c *Check) Problems() int { return c.problems }
+
+// Empty is the number of captures so far in which no frame could be
+// checked (an empty file, stdin from a command that failed): not clean.
+func (c *Check) Empty() int { return c.empty }
+
+// noFrames reports whether the capture gave no frame to check.
+func (r *checkRun) noFrames() bool { return r.frames["client"]+r.frames["agent"] == 0 }
 
 // proxySide names the proxy as the sender of the frames it wrote, and
 // proxyIDPrefix starts the ids of its own requests (C12).
@@ -210,6 +218,9 @@ func (c *Check) End() error {
 	c.run = nil
 	fs := r.sorted()
 	c.problems += len(fs)
+	if r.noFrames() && r.unread == 0 && !r.unreadRest {
+		c.empty++
+	}
 	if c.json {
 		return c.writeJSON(r, fs)
 	}
@@ -667,6 +678,8 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 	switch {
 	case len(fs) == 0 && (r.unread > 0 || r.unreadRest):
 		b.WriteString("  no problems in the lines read\n")
+	case len(fs) == 0 && r.noFrames():
+		b.WriteString("  no frames in it: nothing was checked\n")
 	case len(fs) == 0:
 		b.WriteString("  no problems\n")
 	}
@@ -686,6 +699,7 @@ type checkReport struct {
 	Problems        int            `json:"problems"`
 	UnreadLines     int            `json:"unreadLines,omitempty"`
 	UnreadRest      bool           `json:"unreadRest,omitempty"`
+	NoFrames        bool           `json:"noFrames,omitempty"`
 	Findings        []*finding     `json:"findings"`
 }
 
@@ -697,7 +711,7 @@ type checkPeer struct {
 func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
-		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, Findings: fs}
+		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, NoFrames: r.noFrames(), Findings: fs}
 	if r.client[0] != "" {
 		rep.Client = &checkPeer{r.client[0], r.client[1]}
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,13 +29,8 @@ func checkAction(c *cli.Context, st streams) error {
 	if len(files) == 0 {
 		return usageError("check: no file given; usage: acp-normalize check [--json] FILE...")
 	}
-	for _, name := range files {
-		if name == "-" {
-			continue
-		}
-		if _, err := os.Stat(name); err != nil {
-			return usageError("check: %s: %v", name, errors.Unwrap(err))
-		}
+	if err := checkCaptureNames("check", files...); err != nil {
+		return err
 	}
 	settings, err := explicitSettings(c)
 	if err != nil {
@@ -60,13 +55,18 @@ func checkAction(c *cli.Context, st streams) error {
 	if err := out.Flush(); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
 	}
-	switch {
-	case chk.Problems() > 0 && failures > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d problem(s); %d bad line(s) or file(s) not checked", chk.Problems(), failures)}
-	case chk.Problems() > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d problem(s)", chk.Problems())}
-	case failures > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("check: %d bad line(s) or file(s) not checked", failures)}
+	var wrong []string
+	if n := chk.Problems(); n > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d problem(s)", n))
+	}
+	if failures > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d bad line(s) or file(s) not checked", failures))
+	}
+	if n := chk.Empty(); n > 0 {
+		wrong = append(wrong, fmt.Sprintf("%d file(s) with no frames: nothing checked", n))
+	}
+	if len(wrong) > 0 {
+		return &exitError{code: exitFailure, err: fmt.Errorf("check: %s", strings.Join(wrong, "; "))}
 	}
 	return nil
 }

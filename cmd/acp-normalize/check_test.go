@@ -43,6 +43,11 @@ func TestCheckCommand(t *testing.T) {
 		{"trace-version-2", []string{"check", "testdata/inspector-trace-v2.jsonl"}},
 		{"usage-no-file", []string{"check"}},
 		{"usage-missing-file", []string{"check", "testdata/no-such.jsonl"}},
+		// A file with no frames (an empty one; stdin from a command that
+		// failed: `zcat s.jsonl.gz | acp-normalize check -`) is not called
+		// clean: nothing was checked, exit 1. It was "no problems", exit 0.
+		{"no-frames", []string{"check", "testdata/empty.jsonl", "testdata/mock-session.jsonl"}},
+		{"no-frames-json", []string{"check", "--json", "testdata/empty.jsonl"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -749,3 +749,25 @@ func readPrivateCapture(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestE2ENonJSONLineLoggedRedacted: the warning about a non-JSON line on
+// the agent's stdout (F2) quotes the line on stderr and in --log-file,
+// which users attach to bug reports: a secret in it is redacted there as
+// in a capture (R2), where it once appeared as the agent wrote it.
+func TestE2ENonJSONLineLoggedRedacted(t *testing.T) {
+	const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
+	logFile := filepath.Join(t.TempDir(), "proxy.log")
+	s := start(t, script(t, "out logged in with ANTHROPIC_API_KEY="+key, "echo"), []string{"--log-file", logFile})
+	s.stdin.Close()
+	s.readAll()
+	s.wait(20 * time.Second)
+	logged, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"stderr": s.stderr.String(), "the log file": string(logged)} {
+		if strings.Contains(text, key) || !strings.Contains(text, "non-JSON line dropped") || !strings.Contains(text, "<redacted>") {
+			t.Errorf("%s:\n%s", where, text)
+		}
+	}
+}

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -309,5 +312,74 @@ func TestExportOutputSymlinkRefused(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "export", "-o", link, "testdata/mock-session.jsonl")
 	if b, _ := os.ReadFile(target); code != exitUsage || string(b) != "keep" || !strings.Contains(stderr, "symbolic link") {
 		t.Errorf("exit %d, target %q, stderr %s", code, b, stderr)
+	}
+}
+
+// TestExportOverItsCaptureRefused: -o naming the capture being exported
+// (by another path too) is a usage error that leaves the capture as it
+// was: the trace carries frames only, so writing it over the capture
+// would lose its stderr lines and output records.
+func TestExportOverItsCaptureRefused(t *testing.T) {
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "session.jsonl")
+	orig, err := os.ReadFile(filepath.Join("testdata", "mock-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(capture, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{capture, filepath.Join(dir, ".", "session.jsonl")} {
+		code, stdout, stderr := runCLI(t, "", "export", "-o", out, capture)
+		if b, _ := os.ReadFile(capture); code != exitUsage || !bytes.Equal(b, orig) || stdout != "" || !strings.Contains(stderr, "is the capture being exported") {
+			t.Errorf("-o %s: exit %d, capture kept %v, stderr %s", out, code, bytes.Equal(b, orig), stderr)
+		}
+	}
+}
+
+// heapWatch is a writer that notes the most heap in use at each write.
+type heapWatch struct{ max uint64 }
+
+func (h *heapWatch) Write(p []byte) (int, error) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	h.max = max(h.max, m.HeapAlloc)
+	return len(p), nil
+}
+
+// TestExportMemoryOfOneFrame: export holds a frame at a time, not the
+// capture (like the proxy, rule F3: memory O(largest frame)): a trace of
+// a 16 MiB capture is written while the heap holds a fraction of it more
+// than before the export. It once held every frame until the header, which counts them, was written
+// (540 MB for a 187 MB capture of a million chunks).
+func TestExportMemoryOfOneFrame(t *testing.T) {
+	capture := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("x", 4<<10)
+	const frames = 4 << 10 // 16 MiB of chunks
+	w := bufio.NewWriter(f)
+	for range frames {
+		fmt.Fprintf(w, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%s"}}}}}`+"\n", text)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(10)) // garbage is not what is measured
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before) // what the test binary holds anyway
+	var out heapWatch
+	var stderr bytes.Buffer
+	if code := run([]string{"acp-normalize", "export", capture}, strings.NewReader(""), &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if held, limit := out.max-min(out.max, before.HeapAlloc), uint64(frames*len(text)/4); held > limit {
+		t.Errorf("export held %d MiB while writing a trace of %d MiB of frames (want under %d MiB)", held>>20, frames*len(text)>>20, limit>>20)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("export: %d frames to stdout", frames)) {
+		t.Errorf("stderr %q", stderr.String())
 	}
 }

@@ -27,6 +27,9 @@ func mockAgentAction(c *cli.Context, st streams) error {
 		return usageError("mock-agent: give exactly one capture; usage: acp-normalize mock-agent CAPTURE")
 	}
 	name := c.Args().First()
+	if err := checkCaptureNames("mock-agent", name); err != nil {
+		return err
+	}
 	level, err := parseLevel(c.String("log-level"))
 	if err != nil {
 		return usageError("%v", err)

@@ -185,9 +185,12 @@ func TestNPMPackage(t *testing.T) {
 		argv := []string{n.launcher, "--kill-grace", "500ms", "--", self, "-test.run=^$"}
 		var cmd *exec.Cmd
 		if viaShell {
-			// Redirected explicitly: a background job's stdin is
-			// otherwise /dev/null, whose EOF would end the session.
-			cmd = exec.Command("sh", "-c", `"$@" <&0 & wait`, "sh")
+			// A background job's stdin is /dev/null, assigned before
+			// its own redirections (POSIX, dash): `<&0` would copy
+			// /dev/null, whose EOF ends the session by itself (rule
+			// F5's client EOF), and the orphan watch would go
+			// untested. The editor's stdin goes through fd 9.
+			cmd = exec.Command("sh", "-c", `exec 9<&0; "$@" <&9 9<&- & wait`, "sh")
 			cmd.Args = append(cmd.Args, argv...)
 		} else {
 			cmd = exec.Command(argv[0], argv[1:]...)

@@ -82,6 +82,10 @@ func probeAction(c *cli.Context, st streams) error {
 		settings: settings,
 	}
 	rep, failure := p.run()
+	if rep.Initialize != nil {
+		// Read as the client got it; shown as a capture keeps it (R2).
+		rep.Initialize = pipe.Redact(rep.Initialize)
+	}
 	if c.Bool("json") {
 		if err := writeJSON(st.stdout, rep); err != nil {
 			return &exitError{code: exitFailure, err: err}
@@ -126,8 +130,13 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	}
 	defer os.RemoveAll(scratch)
 
-	var captured bytes.Buffer
-	capture := pipe.NewCaptureWriter(&captured, true) // in memory only, read below
+	// In memory only, read below; redacted as a capture is (R2): the
+	// report is for bug reports, pasted in public.
+	var captured probeCapture
+	capture := pipe.NewCaptureWriter(&captured, false)
+	// A small queue: a flood the writer cannot keep up with is left out
+	// (a "dropped" event), not held (P6).
+	capture.SetQueueLimit(probeQueue)
 	toProxy, clientW := io.Pipe()
 	clientR, fromProxy := io.Pipe()
 	sigs := make(chan os.Signal, 4)

@@ -95,12 +95,85 @@ type probeExit struct {
 // stderrKept is how many of the agent's last stderr lines the report keeps.
 const stderrKept = 40
 
+// probeKept bounds the capture lines other than stderr that the probe
+// keeps for its report (P6): an agent that floods the probe with frames
+// has the rest left out.
+const probeKept = 16 << 20
+
+// probeQueue bounds the probe's capture queue: a record held there costs
+// about twice what it counts against the bound, and a probe session is
+// small.
+const probeQueue = 8 << 20
+
+// probeCapture is the probe's capture, as the capture writer writes it:
+// of the agent's stderr records it keeps the count and the last
+// stderrKept (all the report shows), of the rest the first probeKept
+// bytes, so that a flood from the agent (stderr above all: a log loop
+// while it waits for a login) costs the probe no memory. Written by the
+// capture writer's goroutine only, read once it is closed.
+type probeCapture struct {
+	lines       bytes.Buffer // whole records but stderr ones
+	stderr      [][]byte     // the last stderrKept stderr records
+	stderrLines int
+	leftOut     int // records past probeKept
+	partial     []byte
+}
+
+// stderrRecord starts an agent stderr record as the capture writer
+// writes it: {"seq":N,"ts":"...","from":"agent","stderr":"..."}.
+var stderrRecord = []byte(`"from":"agent","stderr":`)
+
+func (c *probeCapture) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.partial = append(c.partial, p...)
+			break
+		}
+		line := p[:i+1]
+		if len(c.partial) > 0 {
+			line = append(c.partial, line...)
+		}
+		c.record(line)
+		c.partial, p = c.partial[:0], p[i+1:]
+	}
+	return n, nil
+}
+
+// record keeps one record, or counts it.
+func (c *probeCapture) record(line []byte) {
+	if bytes.Contains(line[:min(len(line), 80)], stderrRecord) {
+		c.stderrLines++
+		if len(c.stderr) == stderrKept {
+			c.stderr = append(c.stderr[:0], c.stderr[1:]...)
+		}
+		c.stderr = append(c.stderr, bytes.Clone(line))
+		return
+	}
+	if c.lines.Len()+len(line) > probeKept {
+		c.leftOut++
+		return
+	}
+	c.lines.Write(line)
+}
+
+// reader reads what was kept: the records, then the last stderr lines.
+func (c *probeCapture) reader() io.Reader {
+	rs := []io.Reader{bytes.NewReader(c.lines.Bytes())}
+	for _, l := range c.stderr {
+		rs = append(rs, bytes.NewReader(l))
+	}
+	return io.MultiReader(rs...)
+}
+
 // analyze reads what the capture of the probe's session holds: the
 // agent's frames, stderr and non-JSON lines, and what the proxy did with
 // the methods outside ACP; then decides which modules act.
-func (rep *probeReport) analyze(captured *bytes.Buffer, p *prober) {
+func (rep *probeReport) analyze(captured *probeCapture, p *prober) {
 	rep.AuthMethods, rep.VendorMethods = []probeAuth{}, []probeMethod{}
-	cr := pipe.NewCaptureReader(bytes.NewReader(captured.Bytes()))
+	defer func() { rep.StderrLines = captured.stderrLines }()
+	cr := pipe.NewCaptureReader(captured.reader())
 	type input struct {
 		method, kind string
 	}

@@ -4,10 +4,12 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -304,5 +306,113 @@ func TestModuleAgentsDeclared(t *testing.T) {
 		if slices.Contains(m.Triggers, rewrite.AgentInfoTrigger) && len(m.Agents) == 0 {
 			t.Errorf("module %s waits for agentInfo.name (V1) but lists no Agents", m.Name)
 		}
+	}
+}
+
+// TestProbeRedactsSecrets: `probe --json` is for bug reports, pasted in
+// public: like a capture (R2) it holds no secret, neither in the agent's
+// stderr lines, nor in the failure line quoting the last of them, nor in
+// its raw initialize result. The probe once kept its capture raw.
+func TestProbeRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key, bearer = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123", "Bearer abcdefghijklmnop0123"
+	initOK := `out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"_meta":{"apiKey":"hunter2-not-a-shape"}},"authMethods":[],"agentInfo":{"name":"fake","version":"1.0"}}}`
+	for _, tt := range []struct {
+		name   string
+		script []string
+	}{
+		{"answered", []string{"err using ANTHROPIC_API_KEY=" + key, "wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "wait never"}},
+		{"failed", []string{"wait initialize", "err request failed: Authorization: " + bearer, "exit 3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{envFakeAgent + "=" + script(t, tt.script...)}
+			for _, flags := range [][]string{{"--json"}, nil} {
+				_, out, stderr := probeRun(t, env, append(flags, "--", self, "-test.run=^$")...)
+				for _, secret := range []string{key, "abcdefghijklmnop0123", "hunter2"} {
+					if strings.Contains(out+stderr, secret) {
+						t.Errorf("probe %v printed a secret %q:\n%s\n%s", flags, secret, out, stderr)
+					}
+				}
+				if flags != nil && !strings.Contains(out, "<redacted>") {
+					t.Errorf("probe --json shows no redaction:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeStderrFlood: an agent that writes 50 MB on stderr before it
+// answers is probed: the report counts the stderr lines kept and has the
+// last of them (the kept capture: TestProbeCaptureBounded). The probe
+// peaks near 100 MB here; it held the whole capture (615 MB).
+func TestProbeStderrFlood(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lines = 500_000 // of 100 bytes
+	agent := script(t, "errflood "+strconv.Itoa(lines), "wait initialize",
+		`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}`,
+		"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "wait never")
+	code, out, stderr := probeRun(t, []string{envFakeAgent + "=" + agent}, "--json", "--", self, "-test.run=^$")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rep := decodeProbe(t, out)
+	// The capture writer may leave lines out under the flood (a
+	// "dropped" event): the count is what it kept.
+	if rep.StderrLines < stderrKept || rep.StderrLines > lines || len(rep.Stderr) != stderrKept || !strings.HasPrefix(rep.Stderr[stderrKept-1], "stderr flood line ") {
+		t.Errorf("%d stderr lines, the last %d: %q", rep.StderrLines, len(rep.Stderr), rep.Stderr)
+	}
+}
+
+// TestProbeCaptureBounded: the probe keeps of its capture what its report
+// needs (P6): of the agent's stderr records the count and the last
+// stderrKept, of the rest probeKept bytes, whatever the agent writes, and
+// in the order written. It once kept the whole capture in memory (3.5 GB
+// after 10 s of `yes >&2`, and a minute past --timeout to read it; 615 MB
+// peak for 50 MB of stderr).
+func TestProbeCaptureBounded(t *testing.T) {
+	var c probeCapture
+	stderrLine := func(i int) string {
+		return `{"seq":` + strconv.Itoa(i) + `,"ts":"2026-12-01T00:00:00Z","from":"agent","stderr":"line ` + strconv.Itoa(i) + strings.Repeat("x", 100) + `"}` + "\n"
+	}
+	frame := `{"seq":1,"ts":"2026-12-01T00:00:00Z","from":"agent","frame":{"jsonrpc":"2.0","method":"_x","params":{"stderr":"` + strings.Repeat("y", 4000) + `"}}}` + "\n"
+	var all strings.Builder
+	for i := range 200_000 {
+		all.WriteString(stderrLine(i))
+		if i%20 == 0 {
+			all.WriteString(frame)
+		}
+	}
+	data := all.String()
+	for len(data) > 0 { // in the capture writer's pieces, cut anywhere
+		n := min(len(data), 4093)
+		if _, err := c.Write([]byte(data[:n])); err != nil {
+			t.Fatal(err)
+		}
+		data = data[n:]
+	}
+	kept := c.lines.Len()
+	for _, l := range c.stderr {
+		kept += len(l)
+	}
+	if kept > probeKept+stderrKept*200 || c.stderrLines != 200_000 || c.leftOut != 10_000-probeKept/len(frame) {
+		t.Errorf("kept %d bytes, %d stderr lines counted, %d records left out", kept, c.stderrLines, c.leftOut)
+	}
+	recs, err := io.ReadAll(c.reader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(recs), "\n")
+	if first, last := lines[0], lines[len(lines)-2]; first != frame || last != stderrLine(199_999) {
+		t.Errorf("first kept %.80q, last %.80q", first, last)
 	}
 }

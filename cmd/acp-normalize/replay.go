@@ -46,6 +46,9 @@ func replayAction(c *cli.Context, st streams) error {
 	if len(files) == 0 {
 		return usageError("replay: no capture given; usage: acp-normalize replay [flags] CAPTURE...")
 	}
+	if err := checkCaptureNames("replay", files...); err != nil {
+		return err
+	}
 	settings, err := explicitSettings(c)
 	if err != nil {
 		return err
@@ -100,6 +103,30 @@ func replayAction(c *cli.Context, st streams) error {
 // on every line).
 const maxReportedLines = 10
 
+// checkCaptureNames is the usage error for a capture named on the command
+// line that does not exist or is a directory ("-" is stdin), found before
+// anything is read or written: a mistyped name is a usage mistake, as for
+// every command (exit 2), not a capture half replayed.
+func checkCaptureNames(cmd string, names ...string) error {
+	for _, name := range names {
+		if name == "-" {
+			continue
+		}
+		st, err := os.Stat(name)
+		switch {
+		case err != nil:
+			hint := ""
+			if strings.HasPrefix(name, "-") && errors.Is(err, fs.ErrNotExist) {
+				hint = " (flags go before the capture names)"
+			}
+			return usageError("%s: %s: %v%s", cmd, name, errors.Unwrap(err), hint)
+		case st.IsDir():
+			return usageError("%s: %s: is a directory, not a capture", cmd, name)
+		}
+	}
+	return nil
+}
+
 // replayFile replays one capture and returns how many of its lines (or
 // the file itself) could not be read. The error is a failure to write.
 func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, configure func(*proxy.Step) (proxy.RouterConfig, error)) (int, error) {
@@ -107,12 +134,9 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
+			// It was there when the command began (checkCaptureNames).
 			_ = out.Flush()
-			hint := ""
-			if strings.HasPrefix(name, "-") && errors.Is(err, fs.ErrNotExist) {
-				hint = " (flags go before the capture names)"
-			}
-			fmt.Fprintf(st.stderr, "%s: %v%s\n", name, errors.Unwrap(err), hint)
+			fmt.Fprintf(st.stderr, "%s: %v\n", name, errors.Unwrap(err))
 			return 1, nil
 		}
 		defer f.Close()

@@ -34,10 +34,12 @@ func TestReplayCommand(t *testing.T) {
 		{"bad-lines", []string{"replay", "--modules", "none", "testdata/bad-lines.jsonl"}, nil},
 		{"bad-lines-pretty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/bad-lines.jsonl"}, nil},
 		{"two-captures-two-connections", []string{"replay", "--modules", "none", "--diff", "--format", "pretty", "testdata/acpdbg-sample.jsonl", "testdata/mock-session.jsonl"}, nil},
-		{"missing-file-rest-replayed", []string{"replay", "--modules", "none", "testdata/no-such-capture.jsonl", "testdata/bad-lines.jsonl"}, nil},
+		// A capture that does not exist is a usage mistake (exit 2): no
+		// capture is replayed.
+		{"usage-missing-file", []string{"replay", "--modules", "none", "testdata/bad-lines.jsonl", "testdata/no-such-capture.jsonl"}, nil},
 		// A flag after the first capture is read as a capture: the
 		// message says where flags go.
-		{"flag-after-capture", []string{"replay", "testdata/mock-session.jsonl", "--modules", "none"}, nil},
+		{"usage-flag-after-capture", []string{"replay", "testdata/mock-session.jsonl", "--modules", "none"}, nil},
 		{"color-always", []string{"replay", "--modules", "none", "--format", "pretty", "--color", "always", "testdata/acpdbg-sample.jsonl"}, nil},
 		{"color-auto-not-a-tty", []string{"replay", "--modules", "none", "--format", "pretty", "testdata/acpdbg-sample.jsonl"}, map[string]string{"NO_COLOR": ""}},
 		// F6: the agent exits while the proxy holds Cursor's create_plan

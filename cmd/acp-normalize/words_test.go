@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,38 @@ func TestE2ESubcommandUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and one stderr line with %q", code, stdout, stderr, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestCaptureNameMistakes: a capture named on the command line that does
+// not exist or is a directory is a usage mistake for every command that
+// reads captures: one line, exit 2 (README: "a usage mistake in any of
+// them is one line on stderr and exit status 2"), nothing on stdout, no
+// capture replayed half-way. replay once skipped it with exit 1 after
+// replaying the rest, while check and export exited 2.
+func TestCaptureNameMistakes(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range [][]string{{"replay"}, {"replay", "--format", "html"}, {"check"}, {"export"}, {"mock-agent"}} {
+		for _, tt := range []struct {
+			name, capture, want string
+		}{
+			{"missing", filepath.Join(dir, "no-such.jsonl"), ": no such file or directory"},
+			{"directory", dir, ": is a directory, not a capture"},
+			// A flag after the capture is read as a capture's name.
+			{"flag_after_capture", "--modules", "--modules: no such file or directory (flags go before the capture names)"},
+		} {
+			args := append(slices.Clone(cmd), tt.capture)
+			if cmd[0] == "replay" || cmd[0] == "check" {
+				args = append(slices.Clone(cmd), "testdata/mock-session.jsonl", tt.capture)
+			} else if tt.name == "flag_after_capture" {
+				continue // one capture: a second word is a usage error of its own
+			}
+			t.Run(strings.Join(cmd, "_")+"/"+tt.name, func(t *testing.T) {
+				code, stdout, stderr := runCLI(t, "", args...)
+				if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "acp-normalize: "+cmd[0]+": ") || !strings.Contains(stderr, tt.want) {
+					t.Errorf("%v: exit %d (want %d), stdout %.80q, stderr %q (want one line with %q)", args, code, exitUsage, stdout, stderr, tt.want)
+				}
+			})
+		}
 	}
 }

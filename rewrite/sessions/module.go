@@ -86,6 +86,9 @@ type rewriter struct {
 	launches *table.Table[string, int]       // "session\x00toolCallId" -> launches (child ids, S1)
 	logged   *table.Table[string, struct{}]  // log lines said once
 	watching []string                        // hidden children watched (S7), oldest first
+	// watchingAll: past maxWatched hidden children, every frame that
+	// names a session is watched instead (S7).
+	watchingAll bool
 }
 
 func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {

@@ -44,6 +44,11 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 		}
 	}
 	switch {
+	case native && !hasMetaOn && hasMeta && rawjson.FirstByte(metaObj) == 'n':
+		// "_meta": null is no _meta (the schema's type is object or null).
+		if out, err = rawjson.Set(out, []byte(`{"subagents":true}`), path("_meta")...); err != nil {
+			return v, rewrite.RuleErrorf("S0", "adding clientCapabilities._meta.subagents: %w", err)
+		}
 	case native && !hasMetaOn && hasMeta && rawjson.FirstByte(metaObj) != '{':
 		r.once(slog.LevelWarn, "meta not an object", "clientCapabilities._meta is no object: _meta.subagents not added", "rule", "S0")
 		r.asked = false

@@ -153,3 +153,47 @@ func FuzzSessions(f *testing.F) {
 		}
 	})
 }
+
+// TestS7ManyHiddenChildrenNoneStranded: a client that did not opt in,
+// and more hidden children at once than the module watches one by one
+// (an agent with many parallel subagents sending child sessions
+// unasked). The first child's permission request still goes to the
+// parent session the client knows (S7), and its chunks are still
+// dropped: no child loses S7 because later ones came (P6 bounds the
+// state, not which children S7 covers).
+func TestS7ManyHiddenChildrenNoneStranded(t *testing.T) {
+	logs := rewritetest.NewLogRecorder()
+	r := newRouter(t, logs)
+	r.Handle(pipe.Client, []byte(plainInit), nil)
+	r.Handle(pipe.Agent, []byte(initResult), nil)
+	const children = 100
+	for i := range children {
+		r.Handle(pipe.Agent, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"child%d","state":{"state":"running"}}}}`, i)), nil)
+	}
+	for _, i := range []int{0, children / 2, children - 1} {
+		chunk := fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"child%d","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, i)
+		if outs := r.Handle(pipe.Agent, []byte(chunk), nil); len(outs) != 0 {
+			t.Errorf("child%d: a hidden child's chunk reached the client: %s", i, outs[0].Frame)
+		}
+		ask := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":{"sessionId":"child%d","toolCall":{"toolCallId":"t"},"options":[]}}`, i+1, i)
+		outs := r.Handle(pipe.Agent, []byte(ask), nil)
+		if len(outs) != 1 || outs[0].To != pipe.Client {
+			t.Fatalf("child%d: permission request gave %v", i, outs)
+		}
+		var got struct {
+			ID     int `json:"id"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				ToolCall  struct {
+					Meta map[string]map[string]string `json:"_meta"`
+				} `json:"toolCall"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(outs[0].Frame, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != i+1 || got.Params.SessionID != "s1" || got.Params.ToolCall.Meta["acp-normalize"]["childSessionId"] != fmt.Sprintf("child%d", i) {
+			t.Errorf("child%d: permission request not re-homed onto s1 with its id kept: %s", i, outs[0].Frame)
+		}
+	}
+}

@@ -15,8 +15,15 @@ import (
 const ChildMember = "childSessionId"
 
 // maxWatched bounds the hidden children whose frames the module watches
-// (S7; P6): past it the oldest is no longer watched.
+// one by one (S7; P6: each watched trigger costs every frame a little).
+// Past it the module watches every frame that names a session
+// (watchAllTrigger) and finds hidden children in its table, so no child
+// loses S7 because later ones came: only a connection with that many
+// hidden children pays for it.
 const maxWatched = 16
+
+// watchAllTrigger selects every frame that names a session.
+const watchAllTrigger = `"sessionId"`
 
 // hiddenChild returns the child session sid when it is one the client,
 // which did not opt in, was never told of (S7); nil otherwise.
@@ -34,15 +41,25 @@ func (r *rewriter) hiddenChild(sid string) *child {
 // session the client was never told of (S7), without any other frame
 // being decoded for it (P1).
 func (r *rewriter) watch(child string) {
-	if slices.Contains(r.watching, child) {
+	if r.watchingAll || slices.Contains(r.watching, child) {
 		return
 	}
-	if len(r.watching) == maxWatched {
-		r.unwatch(r.watching[0])
-	}
-	if r.env.Watch(string(rawjson.Text(child))) {
+	if len(r.watching) < maxWatched && r.env.Watch(string(rawjson.Text(child))) {
 		r.watching = append(r.watching, child)
+		return
 	}
+	if !r.env.Watch(watchAllTrigger) {
+		r.once(slog.LevelWarn, "watch all", "too many hidden subagent sessions to watch: requests of the later ones may reach the client on a session it does not know",
+			"rule", "S7", "watched", len(r.watching))
+		return
+	}
+	r.once(slog.LevelInfo, "watch all", "many subagent sessions hidden from the client: every frame that names a session is now read for them",
+		"rule", "S7", "watched", len(r.watching))
+	r.watchingAll = true
+	for _, c := range r.watching {
+		r.env.Unwatch(string(rawjson.Text(c)))
+	}
+	r.watching = nil
 }
 
 func (r *rewriter) unwatch(child string) {

@@ -74,23 +74,6 @@ function start() {
       try {
         fs.chmodSync(bin, 0o755);
         start();
-
-// Orphaned: whoever started us (npx, an editor) is gone without a signal
-// for us. Checked once a second; nothing else is polled.
-const parent = process.ppid;
-const orphanWatch = setInterval(() => {
-  if (process.ppid !== parent) {
-    clearInterval(orphanWatch);
-    if (child && child.exitCode === null && child.signalCode === null) {
-      try {
-        child.kill('SIGTERM');
-      } catch (e) {
-        // already gone
-      }
-    }
-  }
-}, 1000);
-orphanWatch.unref();
         return;
       } catch (e) {
         // fall through to the message
@@ -117,5 +100,22 @@ for (const sig of forwarded) {
     }
   });
 }
+
+// Orphaned: whoever started us (npx, an editor) is gone without a signal
+// for us. Checked once a second; nothing else is polled.
+const parent = process.ppid;
+const orphanWatch = setInterval(() => {
+  if (process.ppid !== parent) {
+    clearInterval(orphanWatch);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGTERM');
+      } catch (e) {
+        // already gone
+      }
+    }
+  }
+}, 1000);
+orphanWatch.unref();
 
 start();
