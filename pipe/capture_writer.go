@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // DefaultCaptureQueue is the default bound, in bytes, of the records a
@@ -13,8 +14,11 @@ import (
 const DefaultCaptureQueue = 64 << 20
 
 // recordOverhead is what a record counts against the queue bound besides
-// its frame or text.
-const recordOverhead = 128
+// its frame or text: the Record itself in the queue's slice, counted
+// twice since append may have made the slice twice as long as what it
+// holds, and the header of a text's string. A flat 128 let a flood of
+// small records (a stderr flood) hold 2.5 times the bound.
+const recordOverhead = 2*int(unsafe.Sizeof(Record{})) + 16
 
 // CaptureWriter writes capture records (rule R1) without ever making its
 // caller wait for the disk: Write numbers and timestamps a record, copies
