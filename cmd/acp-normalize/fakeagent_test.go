@@ -25,7 +25,8 @@ import (
 //	errflood <n>           write n numbered 100-byte lines to stderr
 //	cursortasks <n> <size> write n cursor/task requests with prompts of size
 //	                       bytes whose tool calls never come (C4 holds them),
-//	                       reading stdin meanwhile, then a session/update "held"
+//	                       reading stdin meanwhile, then a session/update "held";
+//	                       then it waits for stdin's EOF
 //	wait <substring>       read stdin until a line contains substring
 //	echo                   copy every remaining stdin line to stdout; at EOF go on
 //	interleave             like echo, but write {"method":"_n","params":{"i":K}} before each
@@ -71,14 +72,17 @@ func fakeAgent(script string) int {
 		case "cursortasks":
 			n, size := 0, 0
 			fmt.Sscan(arg, &n, &size)
-			go func() { _, _ = io.Copy(io.Discard, in) }() // the proxy's {} answers
+			drained := make(chan struct{})
+			go func() { _, _ = io.Copy(io.Discard, in); close(drained) }() // the proxy's {} answers
 			prompt := strings.Repeat("p", size)
 			for i := range n {
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%d,"method":"cursor/task","params":{"toolCallId":"tool_%08d","description":"held","prompt":"%s","model":"m"}}`+"\n", i+1, i, prompt)
 			}
 			out.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"held"}}}}` + "\n")
 			out.Flush()
-			select {} // until the proxy ends the agent
+			// Until the proxy closes stdin (the client left): an agent that
+			// waited for a signal would cost the test the whole kill grace.
+			<-drained
 		case "errflood":
 			n, _ := strconv.Atoi(arg)
 			w := bufio.NewWriterSize(os.Stderr, 1<<16)
