@@ -21,6 +21,12 @@ func TestTriggerMemo(t *testing.T) {
 		{"shorter frame", `{"jsonrpc"`, 0},
 		{"empty", ``, 0},
 		{"after empty", head + `x"}}}}`, 0},
+		// A string spelled with an escape in its first characters, which
+		// the next frame shares up to within a trigger's length of where
+		// the two differ: the quotes there get the other spellings' check
+		// too (matchWindow, as matchFrom).
+		{"escaped look-alike", `{"a":"\u0063alm","b":1}`, 0},
+		{"escaped trigger differing just past the escape", `{"a":"\u0063laudeCode","b":1}`, 0b10},
 	})
 }
 
