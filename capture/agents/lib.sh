@@ -56,9 +56,11 @@ install_pkg() {
 }
 
 # installed SPEC FILE: install_pkg SPEC (name@version), then print the
-# path of FILE in that package (the agent's entry point).
+# path of FILE in that package (the agent's entry point). Called as
+# AGENT=$(installed ...), where bash clears set -e: a failed install must
+# fail the call itself, so that the script stops there.
 installed() {
-	install_pkg "$1"
+	install_pkg "$1" || return
 	echo "$PKG/node_modules/${1%@*}/$2"
 }
 
