@@ -28,5 +28,15 @@ func TestHelpFilesAreCommands(t *testing.T) {
 		if c.Description == "" || c.Usage == "" {
 			t.Errorf("%s: command %q has no usage or description", f, name)
 		}
+		// The command says all the file says, as written: the synopsis's
+		// arguments, the usage line, the description (helpCommand's
+		// parse loses nothing).
+		b, err := helpFiles.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := "acp-normalize " + name + " " + c.ArgsUsage + "\n" + c.Usage + "\n\n" + c.Description + "\n"; got != string(b) {
+			t.Errorf("%s: command %q says\n%s\nthe file says\n%s", f, name, got, b)
+		}
 	}
 }
