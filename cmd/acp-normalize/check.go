@@ -25,11 +25,8 @@ func checkCommand(st streams) *cli.Command {
 
 // checkAction checks each file named on the command line.
 func checkAction(c *cli.Context, st streams) error {
-	files := c.Args().Slice()
-	if len(files) == 0 {
-		return usageError("check: no file given; usage: acp-normalize check [--json] FILE...")
-	}
-	if err := checkCaptureNames("check", files...); err != nil {
+	files, err := captureNames(c, "check", "no file given; usage: acp-normalize check [--json] FILE...")
+	if err != nil {
 		return err
 	}
 	settings, err := explicitSettings(c)

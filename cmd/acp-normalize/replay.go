@@ -42,11 +42,8 @@ func replayCommand(st streams) *cli.Command {
 
 // replayAction replays each capture named on the command line.
 func replayAction(c *cli.Context, st streams) error {
-	files := c.Args().Slice()
-	if len(files) == 0 {
-		return usageError("replay: no capture given; usage: acp-normalize replay [flags] CAPTURE...")
-	}
-	if err := checkCaptureNames("replay", files...); err != nil {
+	files, err := captureNames(c, "replay", "no capture given; usage: acp-normalize replay [flags] CAPTURE...")
+	if err != nil {
 		return err
 	}
 	settings, err := explicitSettings(c)
@@ -102,6 +99,17 @@ func replayAction(c *cli.Context, st streams) error {
 // one by one (a replay output given by mistake would repeat one message
 // on every line).
 const maxReportedLines = 10
+
+// captureNames returns the capture names on the command line of cmd: at
+// least one (else the usage error says usage), each a file or "-"
+// (checkCaptureNames).
+func captureNames(c *cli.Context, cmd, usage string) ([]string, error) {
+	names := c.Args().Slice()
+	if len(names) == 0 {
+		return nil, usageError("%s: %s", cmd, usage)
+	}
+	return names, checkCaptureNames(cmd, names...)
+}
 
 // checkCaptureNames is the usage error for a capture named on the command
 // line that does not exist or is a directory ("-" is stdin), found before
