@@ -35,6 +35,7 @@ type StreamEnvelope struct {
 
 	depth     int
 	top       byte // the frame's first non-blank byte
+	seen      bool // top is set
 	inStr     bool
 	backslash bool // inside a string: an odd run of backslashes ends what was fed
 	inKey     bool // the string being read is a top-level key
@@ -64,7 +65,7 @@ func (s *StreamEnvelope) Kind() Kind {
 	switch {
 	case s.top == '[':
 		return Batch
-	case s.top != '{' && s.top != 0:
+	case s.top != '{' || !s.seen:
 		return NotJSON
 	case s.HasMethod && s.ID != nil:
 		return Request
@@ -108,26 +109,26 @@ func (s *StreamEnvelope) Write(p []byte) {
 			s.inStr = false
 			if s.inKey {
 				s.inKey, s.afterKey = false, true
-				s.key = s.key[:len(s.key)-1] // its closing quote
+				if !s.keyLong {
+					s.key = s.key[:len(s.key)-1] // its closing quote
+				}
 			}
 			i = q
 			continue
 		}
-		switch c := p[i]; c {
+		c := p[i]
+		if !s.seen && !isSpace(c) {
+			s.top, s.seen = c, true
+			s.expectKey = c == '{'
+		}
+		switch c {
 		case '"':
 			s.inStr, s.backslash = true, false
-			if s.depth == 0 && s.top == 0 {
-				s.top = c
-			}
 			if s.depth == 1 && s.expectKey {
 				s.inKey, s.expectKey = true, false
 				s.key, s.keyLong = s.key[:0], false
 			}
 		case '{', '[':
-			if s.depth == 0 && s.top == 0 {
-				s.top = c
-				s.expectKey = c == '{'
-			}
 			s.depth++
 		case '}', ']':
 			if s.depth == 1 && s.capturing {
@@ -146,10 +147,6 @@ func (s *StreamEnvelope) Write(p []byte) {
 					s.endValue(p[capStart:i])
 				}
 				s.expectKey = s.top == '{'
-			}
-		default:
-			if s.top == 0 && !isSpace(c) {
-				s.top = c
 			}
 		}
 	}

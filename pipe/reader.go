@@ -43,9 +43,9 @@ type Reader struct {
 	window  int
 	win     []byte // the first window of a long line, reused
 	partial bool   // the frame last returned continues: ReadPiece
-	pending    error // error to return after the final unterminated line
-	frames     int64
-	lines      int64
+	pending error  // error to return after the final unterminated line
+	frames  int64
+	lines   int64
 }
 
 // NewReader returns a Reader reading from r.

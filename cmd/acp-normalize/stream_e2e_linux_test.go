@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The long line of TestE2EF3LongLineStreams: a message chunk whose text
+// repeats hugeBlock (escapes, non-ASCII, a quote: what a relay that
+// re-encoded or cut at the wrong place would change).
+const (
+	hugeHead = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`
+	hugeTail = `"}}}}`
+	// afterHugeLine is the frame the agent writes after it (P2).
+	afterHugeLine = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after"}}}}` + "\n"
+)
+
+// hugeBlock is 64 KiB of chat text, so the long line's text is easy to
+// check as it arrives.
+var hugeBlock = func() []byte {
+	piece := `func x() { return \"naïve\" } // 日本語 🙂 C:\\path\\file \n`
+	b := bytes.Repeat([]byte(piece), (64<<10)/len(piece)+1)
+	b = b[:64<<10]
+	for i := len(b) - 1; b[i] == '\\' || b[i]&0xC0 == 0x80 || b[i] >= 0xC0; i-- {
+		b[i] = 'x' // no escape or character cut in half at the block's end
+	}
+	return b
+}()
+
+// writeHugeLine writes the long line of size bytes (its newline included)
+// in 1 MiB writes: the agent side of TestE2EF3LongLineStreams.
+func writeHugeLine(w io.Writer, size int) error {
+	text := size - len(hugeHead) - len(hugeTail) - 1
+	buf := make([]byte, 0, 1<<20+len(hugeBlock))
+	buf = append(buf, hugeHead...)
+	for off := 0; off < text; {
+		n := min(len(hugeBlock), text-off)
+		buf = append(buf, hugeBlock[:n]...)
+		off += n
+		if len(buf) >= 1<<20 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(append(buf, hugeTail...), '\n')
+	_, err := w.Write(buf)
+	return err
+}
+
+// TestE2EF3LongLineStreams: a 512 MiB passthrough line goes through the
+// real binary byte for byte (P1), before the frame after it (P2), and the
+// proxy's peak RSS (VmHWM, read from /proc before it exits) stays within
+// 64 MiB: a frame no module claims is passed on as it arrives, in memory
+// bounded by the read window, whatever its size (F3). All modules are on.
+func TestE2EF3LongLineStreams(t *testing.T) {
+	const size = 512 << 20
+	const maxPeak = 64 << 20
+	s := start(t, script(t, fmt.Sprintf("hugeline %d", size), "wait never"), nil)
+	hang := time.AfterFunc(2*time.Minute, func() { _ = s.cmd.Process.Kill() })
+	defer hang.Stop()
+
+	expect := func(want []byte, what string) {
+		t.Helper()
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(s.stdout, got); err != nil {
+			t.Fatalf("%s: %v (stderr: %s)", what, err, s.stderr.String())
+		}
+		if !bytes.Equal(got, want) {
+			i := 0
+			for i < len(got) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("%s differs at byte %d: got %q, want %q", what, i, got[i:min(len(got), i+40)], want[i:min(len(want), i+40)])
+		}
+	}
+	expect([]byte(hugeHead), "the line's head")
+	text := size - len(hugeHead) - len(hugeTail) - 1
+	for off := 0; off < text; off += len(hugeBlock) {
+		expect(hugeBlock[:min(len(hugeBlock), text-off)], fmt.Sprintf("the text at %d", off))
+	}
+	expect([]byte(hugeTail+"\n"), "the line's end")
+	expect([]byte(afterHugeLine), "the frame after it")
+
+	peak := procStatusKiB(t, s.cmd.Process.Pid, "VmHWM") << 10
+	t.Logf("a %d MiB line relayed: peak RSS %.1f MiB", size>>20, float64(peak)/(1<<20))
+	s.stdin.Close()
+	if rest := s.readAll(); rest != "" {
+		t.Errorf("after the frames: %q", rest[:min(len(rest), 200)])
+	}
+	s.wait(time.Minute)
+	if peak > maxPeak {
+		t.Errorf("peak RSS %.1f MiB relaying a %d MiB line, want at most %d MiB", float64(peak)/(1<<20), size>>20, maxPeak>>20)
+	}
+	if strings.Contains(s.stderr.String(), "level=WARN") {
+		t.Errorf("warnings: %s", s.stderr.String())
+	}
+}
