@@ -153,4 +153,3 @@ func TestReaderWindowReadErrorCutsTheFrame(t *testing.T) {
 		t.Fatalf("got %v, want %v", err, boom)
 	}
 }
-
