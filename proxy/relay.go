@@ -237,6 +237,7 @@ func (c *connection) relayLong(from pipe.Side, rd *pipe.Reader, head []byte, l *
 	for rd.Partial() {
 		piece, err := rd.ReadPiece()
 		if err != nil {
+			c.live(func() { c.router.AbortLong(l) })
 			return true, err
 		}
 		if !c.live(func() {

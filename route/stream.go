@@ -1,8 +1,6 @@
 package route
 
 import (
-	"math"
-
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
 	"github.com/acp-normalize/acp-normalize/route/trigger"
@@ -24,8 +22,10 @@ import (
 //     advertisement, rule M), and the client's initialize;
 //   - a client response that may answer one of the proxy's own requests
 //     (its id is the proxy's, or is not in the head while the proxy has a
-//     request open to the client, C12): it is the module's, not the agent's;
-//   - every long frame when recording (R1: the capture writes a frame whole).
+//     request open to the client, C12): it is the module's, not the agent's.
+//
+// With --record a forwarded or dropped long frame is recorded in pieces
+// too, as a text record redacted as it comes (pipe.CaptureWriter.BeginText).
 //
 // A trigger that comes only after the head cannot claim the frame: its
 // first bytes are gone. Such a frame passes unchanged and the module does
@@ -62,17 +62,15 @@ type Long struct {
 	edge    []byte // tail and the start of the next piece
 	n       int64
 	forward bool
+	rec     bool // recorded in pieces
 }
 
 // Bytes returns how many bytes of the frame the router has seen.
 func (l *Long) Bytes() int64 { return l.n }
 
 // HoldLimit is how many bytes of a long frame the relay holds for
-// LongHold (P6): the connection's byte budget, unbounded when recording.
+// LongHold (P6): the connection's byte budget.
 func (r *Router) HoldLimit() int {
-	if r.cfg.Capture != nil {
-		return math.MaxInt
-	}
 	if r.cfg.MaxHeldBytes > 0 {
 		return int(r.cfg.MaxHeldBytes)
 	}
@@ -89,10 +87,8 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 	l.n = int64(len(head))
 	l.keepTail(head)
 	if first := l.env.First(); first != '{' && first != '[' {
-		if r.cfg.Capture != nil {
-			return LongHold
-		}
-		r.handleNonJSON(from, head, 0, nil)
+		seq := r.recordLong(l, head)
+		r.handleNonJSON(from, head, seq, nil)
 		r.log.Debug("the line above is longer than the read window: passed on or dropped as it arrives", "rule", "F3", "from", from.String())
 		if r.cfg.NonJSON == ForwardNonJSON {
 			l.forward = true
@@ -100,9 +96,29 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 		}
 		return LongDrop
 	}
-	if r.cfg.Capture != nil {
-		return LongHold
+	act := r.decideLong(l, head)
+	if act == LongForward {
+		r.recordLong(l, head)
 	}
+	return act
+}
+
+// recordLong starts the capture record of a long frame that is not held,
+// with its first bytes, and returns its sequence number.
+func (r *Router) recordLong(l *Long, head []byte) int64 {
+	if r.cfg.Capture == nil {
+		return r.seq.Add(1)
+	}
+	seq, ok := r.cfg.Capture.BeginText(l.from)
+	if l.rec = ok; ok {
+		r.cfg.Capture.TextPiece(head)
+	}
+	return seq
+}
+
+// decideLong decides about a long frame that looks like JSON.
+func (r *Router) decideLong(l *Long, head []byte) LongAction {
+	from := l.from
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l.x.Match(head)&modulesMask&^r.inner != 0 && !r.v2.Load() {
@@ -144,6 +160,7 @@ func (r *Router) Spill(l *Long, held []byte) {
 	r.log.Warn("a frame a module may claim is longer than the connection's byte budget: passed on unchanged, no module sees it",
 		"rule", "P6", "from", l.from.String(), "held", len(held))
 	l.forward = true
+	r.recordLong(l, held[:l.n])
 	r.LongPiece(l, held[l.n:])
 }
 
@@ -151,6 +168,9 @@ func (r *Router) Spill(l *Long, held []byte) {
 func (r *Router) LongPiece(l *Long, piece []byte) {
 	l.n += int64(len(piece))
 	l.env.Write(piece)
+	if l.rec {
+		r.cfg.Capture.TextPiece(piece)
+	}
 	if !l.forward {
 		return
 	}
@@ -179,10 +199,13 @@ func (l *Long) keepTail(piece []byte) {
 // request has been read whole): an agent's answer forgets the client
 // request (F6), a client request is remembered.
 func (r *Router) EndLong(l *Long) {
+	if l.rec {
+		r.cfg.Capture.EndText(false)
+		l.rec = false
+	}
 	if !l.forward || l.env.Kind() == pipe.NotJSON {
 		return
 	}
-	r.seq.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if late := l.late & modulesMask &^ r.inner; late != 0 && !r.v2.Load() {
@@ -201,6 +224,16 @@ func (r *Router) EndLong(l *Long) {
 		delete(r.pending, IDKey(string(env.ID)))
 	case l.from == pipe.Client && env.Kind == pipe.Request:
 		r.trackClientRequest(&env)
+	}
+}
+
+// AbortLong ends a long frame cut off by a failed read: its capture
+// record ends, marked cut; nothing else is done (no bookkeeping for a
+// frame that never ended).
+func (r *Router) AbortLong(l *Long) {
+	if l.rec {
+		r.cfg.Capture.EndText(true)
+		l.rec = false
 	}
 }
 

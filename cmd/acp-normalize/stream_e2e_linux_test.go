@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // The long line of TestE2EF3LongLineStreams: a message chunk whose text
@@ -99,5 +102,63 @@ func TestE2EF3LongLineStreams(t *testing.T) {
 	}
 	if strings.Contains(s.stderr.String(), "level=WARN") {
 		t.Errorf("warnings: %s", s.stderr.String())
+	}
+}
+
+// TestE2ER2LongLineRecordedInPieces: with --record, a long passthrough
+// line is still passed on byte for byte (P1) and recorded, in pieces, as
+// one text record: redacted (R2), the secrets that cross the reader's
+// 256 KiB pieces included, and the records around it in order (R1).
+func TestE2ER2LongLineRecordedInPieces(t *testing.T) {
+	const token = "sk-proj-Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7"
+	var line bytes.Buffer
+	line.WriteString(hugeHead)
+	for k := 1; k <= 12; k++ {
+		for line.Len() < k*(256<<10)-20 {
+			line.Write(hugeBlock[:1000])
+		}
+		// Across the k-th 256 KiB boundary of the line.
+		fmt.Fprintf(&line, ` %s \"api_key\":\"hunter%d\" `, token, k)
+	}
+	line.WriteString(hugeTail + "\n")
+	dir := t.TempDir()
+	file := dir + "/long.jsonl"
+	if err := os.WriteFile(file, append(line.Bytes(), afterHugeLine...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	capture := dir + "/capture.jsonl"
+	s := start(t, script(t, "outfile "+file), []string{"--record", capture})
+	s.stdin.Close()
+	if got := s.readAll(); got != line.String()+afterHugeLine {
+		t.Fatalf("the client got %d bytes, want the %d of the line and the frame after it", len(got), line.Len()+len(afterHugeLine))
+	}
+	s.wait(time.Minute)
+	data, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("Zq7Zq7Zq7")) || bytes.Contains(data, []byte("hunter")) {
+		t.Fatal("a secret is in the capture")
+	}
+	var texts, frames int
+	for rec, err := range pipe.NewCaptureReader(bytes.NewReader(data)).Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case rec.IsInput() && rec.Text != nil:
+			texts++
+			if !strings.HasPrefix(*rec.Text, hugeHead) || !strings.HasSuffix(*rec.Text, hugeTail) || len(*rec.Text) < line.Len()-1000 {
+				t.Fatalf("the long line's record: %d bytes", len(*rec.Text))
+			}
+		case rec.IsInput() && rec.Frame != nil:
+			frames++
+			if texts != 1 {
+				t.Fatal("the frame after the long line is recorded before it")
+			}
+		}
+	}
+	if texts != 1 || frames != 1 {
+		t.Fatalf("%d text records and %d frames, want 1 and 1", texts, frames)
 	}
 }
