@@ -112,13 +112,10 @@ func frameList(outs []route.Out) [][]byte {
 func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	to := from.Other()
 	rd := pipe.NewReader(r)
-	if from == pipe.Agent {
-		// The client's long frames are still read whole: the relay must
-		// read on to see the client's EOF while a write to an agent that
-		// does not read its stdin blocks (F5), which a frame passed on
-		// as it arrives would stop short of.
-		rd.SetWindow(longWindow)
-	}
+	// The client's stream is read ahead (up to maxReadAhead): its EOF is
+	// seen while the relay is blocked passing a long frame on to an agent
+	// that does not read (F5).
+	rd.SetWindow(longWindow)
 	var long route.Long
 	var run []byte // passthrough frames not yet written, in rd's buffer
 	writeRun := func() {

@@ -11,8 +11,9 @@ import (
 // (its head) whether anything may need it whole. If nothing does, it
 // passes on piece by piece as it arrives, in memory bounded by the window,
 // and the router follows it (StreamEnvelope, the trigger scan) only for
-// its bookkeeping: an answer to a client request is forgotten (F6), a
-// client request remembered, at its last piece. What is held whole:
+// its bookkeeping: an answer to a client request is forgotten at its last
+// piece (F6), a client request remembered as soon as its id and method
+// have come. What is held whole:
 //
 //   - a frame with a module's trigger in its head (the module may rewrite
 //     it), up to the connection's byte budget (P6): past that it passes
@@ -63,6 +64,7 @@ type Long struct {
 	n       int64
 	forward bool
 	rec     bool // recorded in pieces
+	tracked bool // the client request is remembered (F6)
 }
 
 // Bytes returns how many bytes of the frame the router has seen.
@@ -133,7 +135,20 @@ func (r *Router) decideLong(l *Long, head []byte) LongAction {
 		return LongHold
 	}
 	l.forward = true
+	r.trackLong(l)
 	return LongForward
+}
+
+// trackLong remembers a client request as soon as its id and method have
+// come (F6): the relay may block passing the rest on to an agent that does
+// not read, and the agent's exit must still answer it. r.mu must be held.
+func (r *Router) trackLong(l *Long) {
+	if l.from != pipe.Client || l.tracked || l.env.Kind() != pipe.Request {
+		return
+	}
+	l.tracked = true
+	env := l.env.Envelope()
+	r.trackClientRequest(&env)
 }
 
 // mayAnswerProxy reports whether a client frame with id rawID (nil: not
@@ -173,6 +188,11 @@ func (r *Router) LongPiece(l *Long, piece []byte) {
 	}
 	if !l.forward {
 		return
+	}
+	if l.from == pipe.Client && !l.tracked && l.env.Kind() == pipe.Request {
+		r.mu.Lock()
+		r.trackLong(l)
+		r.mu.Unlock()
 	}
 	// A trigger split across the pieces matches in the edge: the end of
 	// the last piece and the start of this one.
@@ -222,8 +242,8 @@ func (r *Router) EndLong(l *Long) {
 	switch {
 	case l.from == pipe.Agent && env.Kind == pipe.Response:
 		delete(r.pending, IDKey(string(env.ID)))
-	case l.from == pipe.Client && env.Kind == pipe.Request:
-		r.trackClientRequest(&env)
+	case l.from == pipe.Client:
+		r.trackLong(l)
 	}
 }
 

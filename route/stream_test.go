@@ -94,3 +94,28 @@ func TestLongTriggerAcrossPieces(t *testing.T) {
 		t.Fatalf("logs: %s", logs.String())
 	}
 }
+
+// A long client request is remembered as soon as its head has its id and
+// method (F6): the relay may then block passing the rest on to an agent
+// that does not read, whose exit must answer it.
+func TestLongRequestRememberedAtItsHead(t *testing.T) {
+	r, err := NewRouter(RouterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l Long
+	if got := r.BeginLong(pipe.Client, []byte(`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"text":"`+strings.Repeat("x", 5000)), &l); got != LongForward {
+		t.Fatalf("BeginLong = %d", got)
+	}
+	if n := r.Pending(); n != 1 {
+		t.Fatalf("%d requests pending after the head, want 1", n)
+	}
+	r.LongPiece(&l, []byte(`"}}`))
+	r.EndLong(&l)
+	if n := r.Pending(); n != 1 {
+		t.Fatalf("%d requests pending after the end, want 1", n)
+	}
+	if outs := r.AgentGone(nil); len(outs) != 1 || !strings.Contains(string(outs[0].Frame), `"id":7`) {
+		t.Fatalf("AgentGone: %v", outs)
+	}
+}
