@@ -138,11 +138,6 @@ func Generate(dir string, sz Sizes, seed uint64) ([]Workload, error) {
 	return out, nil
 }
 
-// DefaultSession is the capture of the session workload: the largest of
-// the recorded sessions (Qwen Code with subagents), relative to the
-// repository's root, where make bench runs.
-const DefaultSession = "testdata/captures/qwen/subagents.jsonl"
-
 // sessionFrames returns the JSON frames the agent sent in the capture at
 // path, in order (its other records are left out).
 func sessionFrames(path string) ([]string, error) {
