@@ -114,8 +114,11 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	rd := pipe.NewReader(r)
 	// The client's stream is read ahead (up to maxReadAhead): its EOF is
 	// seen while the relay is blocked passing a long frame on to an agent
-	// that does not read (F5).
-	rd.SetWindow(longWindow)
+	// that does not read (F5). In component mode (K1) frames come whole
+	// out of the conductor's envelopes: nothing to stream.
+	if _, component := c.agent.(*link); !component {
+		rd.SetWindow(longWindow)
+	}
 	var long route.Long
 	var run []byte // passthrough frames not yet written, in rd's buffer
 	writeRun := func() {
