@@ -315,11 +315,18 @@ func (r *Reader) ReadPiece() ([]byte, error) {
 // and returns the frame whole (for a frame a module claims), or, once it
 // holds more than limit bytes, what it holds, with Partial still true: the
 // caller passes that on and reads the rest with ReadPiece (P6 bounds what
-// is held). The bytes are collected in blocks that double in size, then
-// copied once into a buffer of the frame's size, as readLong does: memory
-// stays under twice the frame. The result is the caller's to keep.
+// is held). The result is valid until the next call, as a frame is. As in
+// readLong, the bytes are collected in blocks that double in size, then
+// copied once into a buffer of the frame's size (memory under twice the
+// frame), and the first block is the assembly buffer of earlier frames:
+// up to 8 MiB, fresh pages (the dearest part of a long frame) are not
+// touched again for every one.
 func (r *Reader) Assemble(head []byte, limit int) ([]byte, error) {
-	blocks := [][]byte{append(make([]byte, 0, max(2*len(head), 64<<10)), head...)}
+	first := r.long[:0]
+	if cap(first) < 2*len(head) {
+		first = make([]byte, 0, max(2*len(head), 64<<10))
+	}
+	blocks := [][]byte{append(first, head...)}
 	total := len(head)
 	for r.partial && total <= limit {
 		piece, err := r.ReadPiece()
@@ -339,13 +346,14 @@ func (r *Reader) Assemble(head []byte, limit int) ([]byte, error) {
 		}
 	}
 	if len(blocks) == 1 {
-		return blocks[0], nil
+		r.long = blocks[0]
+		return r.long, nil
 	}
-	frame := make([]byte, 0, total)
+	r.long = make([]byte, 0, total)
 	for _, b := range blocks {
-		frame = append(frame, b...)
+		r.long = append(r.long, b...)
 	}
-	return frame, nil
+	return r.long, nil
 }
 
 // readWindow reads the first window of a line longer than buf (which
