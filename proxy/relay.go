@@ -18,7 +18,11 @@ package proxy
 //     (rewrite.Rewriter's contract).
 //
 // Each direction is one goroutine running relay, so frames of a
-// direction leave in the order they came (P2).
+// direction leave in the order they came (P2). A frame longer than the
+// read window (relayLong) is the exception to "whole frames": unless the
+// router says something may need it whole, its pieces are written as they
+// are read, each before the next read, under the writer's lock for the
+// whole frame (pipe.FrameWriter), so no other frame comes between them.
 
 import (
 	"bufio"
