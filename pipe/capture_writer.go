@@ -93,13 +93,17 @@ const (
 // never held whole. It is written as a "text" record (the frame's bytes,
 // whatever they are: its validity is known only at its end), redacted as
 // a text is (R2) as the pieces come, a secret split across two pieces
-// included (TextRedactor). One such record at a time: BeginText reports
-// false, and records nothing but a left-out record, while one is open.
-// It returns the record's sequence number.
+// included (TextRedactor). One such record at a time: while one is open,
+// BeginText records nothing and reports false (the caller records the
+// frame whole). Past the queue's bound it records a left-out record and
+// reports false too. It returns the record's sequence number.
 func (c *CaptureWriter) BeginText(from Side) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.streaming || c.closed || c.err != nil || !c.fits(recordOverhead) {
+	if c.streaming {
+		return 0, false
+	}
+	if c.closed || c.err != nil || !c.fits(recordOverhead) {
 		c.seq++
 		if !c.closed && c.err == nil {
 			c.gap++

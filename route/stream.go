@@ -26,7 +26,9 @@ import (
 //     request open to the client, C12): it is the module's, not the agent's.
 //
 // With --record a forwarded or dropped long frame is recorded in pieces
-// too, as a text record redacted as it comes (pipe.CaptureWriter.BeginText).
+// too, as a text record redacted as it comes (pipe.CaptureWriter.BeginText),
+// one at a time: a long frame from the other side meanwhile is held and
+// recorded whole.
 //
 // A trigger that comes only after the head cannot claim the frame: its
 // first bytes are gone. Such a frame passes unchanged and the module does
@@ -89,7 +91,10 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 	l.n = int64(len(head))
 	l.keepTail(head)
 	if first := l.env.First(); first != '{' && first != '[' {
-		seq := r.recordLong(l, head)
+		seq, ok := r.recordLong(l, head)
+		if !ok {
+			return LongHold
+		}
 		r.handleNonJSON(from, head, seq, nil)
 		r.log.Debug("the line above is longer than the read window: passed on or dropped as it arrives", "rule", "F3", "from", from.String())
 		if r.cfg.NonJSON == ForwardNonJSON {
@@ -100,22 +105,27 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 	}
 	act := r.decideLong(l, head)
 	if act == LongForward {
-		r.recordLong(l, head)
+		if _, ok := r.recordLong(l, head); !ok {
+			l.forward = false
+			return LongHold
+		}
 	}
 	return act
 }
 
 // recordLong starts the capture record of a long frame that is not held,
-// with its first bytes, and returns its sequence number.
-func (r *Router) recordLong(l *Long, head []byte) int64 {
+// with its first bytes, and returns its sequence number. ok is false when
+// the capture is recording another frame in pieces (one from the other
+// side): this one is then held and recorded whole (up to the P6 budget).
+func (r *Router) recordLong(l *Long, head []byte) (seq int64, ok bool) {
 	if r.cfg.Capture == nil {
-		return r.seq.Add(1)
+		return r.seq.Add(1), true
 	}
-	seq, ok := r.cfg.Capture.BeginText(l.from)
-	if l.rec = ok; ok {
+	if seq, ok = r.cfg.Capture.BeginText(l.from); ok {
+		l.rec = true
 		r.cfg.Capture.TextPiece(head)
 	}
-	return seq
+	return seq, ok
 }
 
 // decideLong decides about a long frame that looks like JSON.

@@ -119,3 +119,35 @@ func TestLongRequestRememberedAtItsHead(t *testing.T) {
 		t.Fatalf("AgentGone: %v", outs)
 	}
 }
+
+// With --record, long frames are recorded in pieces one at a time: a long
+// frame from the other side meanwhile is held, and recorded whole (R1).
+func TestLongRecordedOneAtATime(t *testing.T) {
+	var out bytes.Buffer
+	capture := pipe.NewCaptureWriter(&out, false)
+	r, err := NewRouter(RouterConfig{Capture: capture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"text":"` + strings.Repeat("x", 5000))
+	var agent, client Long
+	if got := r.BeginLong(pipe.Agent, head, &agent); got != LongForward {
+		t.Fatalf("agent's BeginLong = %d", got)
+	}
+	if got := r.BeginLong(pipe.Client, head, &client); got != LongHold {
+		t.Fatalf("client's BeginLong while the agent's frame is recorded = %d, want LongHold", got)
+	}
+	r.LongPiece(&agent, []byte(`"}}`))
+	r.EndLong(&agent)
+	if got := r.BeginLong(pipe.Client, head, &client); got != LongForward {
+		t.Fatalf("client's BeginLong after = %d", got)
+	}
+	r.LongPiece(&client, []byte(`"}}`))
+	r.EndLong(&client)
+	if err := capture.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), `"text":"{\"jsonrpc\"`); n != 2 {
+		t.Fatalf("%d text records, want 2: %.300s", n, out.String())
+	}
+}
