@@ -162,3 +162,34 @@ func TestE2ER2LongLineRecordedInPieces(t *testing.T) {
 		t.Fatalf("%d text records and %d frames, want 1 and 1", texts, frames)
 	}
 }
+
+// TestE2EF3LongFramesBothWays: long frames of the client pass on to the
+// agent in pieces too, byte for byte, and come back (the echo agent) in
+// order with the short frames around them (P1, P2), whatever their line
+// ending.
+func TestE2EF3LongFramesBothWays(t *testing.T) {
+	prompt := func(id int, size int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"%s"}]}}`,
+			id, strings.Repeat(string(hugeBlock[:1000]), size/1000))
+	}
+	frames := []string{prompt(1, 3<<20), `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`, prompt(2, 1<<20+17), prompt(3, 5<<20)}
+	s := start(t, script(t, "echo"), nil)
+	go func() {
+		for i, f := range frames {
+			end := "\n"
+			if i == 2 {
+				end = "\r\n"
+			}
+			if _, err := io.WriteString(s.stdin, f+end); err != nil {
+				return
+			}
+		}
+		s.stdin.Close()
+	}()
+	for i, want := range frames {
+		if got := s.readLine(); got != want {
+			t.Fatalf("frame %d: got %d bytes, want %d", i, len(got), len(want))
+		}
+	}
+	s.wait(time.Minute)
+}
