@@ -418,8 +418,7 @@ func (w wrapWriter) WriteRun(run []byte) error {
 	var frames [][]byte
 	for len(run) > 0 {
 		i := bytes.IndexByte(run, '\n')
-		if i < 0 {
-			i = len(run)
+		if i < 0 { // a last frame without its "\n"
 			frames = append(frames, run)
 			break
 		}
