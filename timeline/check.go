@@ -36,7 +36,9 @@ type Check struct {
 	json     bool
 	run      *checkRun
 	problems int
-	empty    int
+	// levels counts the problem groups found so far by Level.
+	levels map[Level]int
+	empty  int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
 	// mods cite the rule of the vendor methods they handle.
@@ -48,11 +50,79 @@ type Check struct {
 // vendor method one of mods handles cites that module's rule
 // (Module.MethodRules); any other, V7.
 func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods}
+	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods, levels: map[Level]int{}}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
 func (c *Check) Problems() int { return c.problems }
+
+// AtLeast is the number of problem groups found so far at level l or
+// above: what `check --fail-on l` fails on.
+func (c *Check) AtLeast(l Level) int {
+	n := 0
+	for level, count := range c.levels {
+		if level >= l {
+			n += count
+		}
+	}
+	return n
+}
+
+// Level is how bad a finding is for the session, lowest first.
+type Level int
+
+const (
+	// Repaired: the receiver never gets the problem; acp-normalize
+	// answers, drops or replaces every frame that has it.
+	Repaired Level = iota + 1
+	// Broken: the receiver gets the problem (and may reject the frame)
+	// in at least one frame: acp-normalize does not repair it, or wrote
+	// it itself (P3).
+	Broken
+)
+
+// levelNames are the names of the levels, in order, as `--fail-on` takes
+// them and --json writes them.
+var levelNames = [...]string{Repaired: "repaired", Broken: "broken"}
+
+// String is the level's name.
+func (l Level) String() string {
+	if l >= Repaired && int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// MarshalText writes the level's name.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name, for readers of --json reports.
+func (l *Level) UnmarshalText(b []byte) error {
+	v, err := ParseLevel(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
+// ParseLevel reads a level's name.
+func ParseLevel(name string) (Level, error) {
+	for l, n := range levelNames {
+		if n != "" && n == name {
+			return Level(l), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown level %q: repaired or broken", name)
+}
+
+// level is the finding's Level, once its frames are counted.
+func (f *finding) level() Level {
+	if f.Side == proxySide || f.Reached > 0 {
+		return Broken
+	}
+	return Repaired
+}
 
 // Empty is the number of captures so far in which no frame could be
 // checked (an empty file, stdin from a command that failed): not clean.
@@ -102,6 +172,9 @@ type finding struct {
 	// frame as sent, or a replacement by the proxy that kept the problem
 	// (the proxy answered, dropped or repaired the others).
 	Reached int `json:"reached"`
+	// Level is Broken when any frame's problem reached the receiver
+	// (every frame acp-normalize wrote reaches it), else Repaired.
+	Level Level `json:"level"`
 }
 
 // exampleLimit is how many bytes of an example frame a report carries.
@@ -218,6 +291,10 @@ func (c *Check) End() error {
 	c.run = nil
 	fs := r.sorted()
 	c.problems += len(fs)
+	for _, f := range fs {
+		f.Level = f.level()
+		c.levels[f.Level]++
+	}
 	if r.noFrames() && r.unread == 0 && !r.unreadRest {
 		c.empty++
 	}

@@ -199,3 +199,33 @@ func TestCheckText(t *testing.T) {
 		t.Errorf("rune %U reached the report", r)
 	}
 }
+
+// TestLevelNames: every level reads back from its name, in order, and a
+// name that is no level is an error (`check --fail-on` takes them).
+func TestLevelNames(t *testing.T) {
+	tests := []struct {
+		name string
+		want Level
+		err  bool
+	}{
+		{"repaired", Repaired, false},
+		{"broken", Broken, false},
+		{"none", 0, true}, // the command's, not a level
+		{"Broken", 0, true},
+		{"", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseLevel(tt.name)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Fatalf("ParseLevel(%q) = %v, %v; want %v (error %v)", tt.name, got, err, tt.want, tt.err)
+			}
+			if err == nil && got.String() != tt.name {
+				t.Errorf("%v.String() = %q", got, got.String())
+			}
+		})
+	}
+	if Repaired >= Broken {
+		t.Errorf("Repaired (%d) is not below Broken (%d)", Repaired, Broken)
+	}
+}
