@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Version is the version the test routers advertise (rule M).
@@ -34,24 +34,24 @@ func ReadRecords(t testing.TB, data []byte) []pipe.Record {
 
 // Output is one frame the router wrote, with the input that caused it.
 type Output struct {
-	proxy.Out
+	route.Out
 	In pipe.Record
 }
 
 // Route runs records through a Router with mods, as the live proxy would.
 func Route(t testing.TB, recs []pipe.Record, logger *slog.Logger, mods ...rewrite.Module) []Output {
 	t.Helper()
-	return RouteConfig(t, recs, proxy.RouterConfig{Modules: mods, Logger: logger})
+	return RouteConfig(t, recs, route.RouterConfig{Modules: mods, Logger: logger})
 }
 
 // RouteConfig is Route with a whole router configuration (settings,
 // caps); the advertised version is Version when cfg gives none.
-func RouteConfig(t testing.TB, recs []pipe.Record, cfg proxy.RouterConfig) []Output {
+func RouteConfig(t testing.TB, recs []pipe.Record, cfg route.RouterConfig) []Output {
 	t.Helper()
 	if cfg.Version == "" {
 		cfg.Version = Version
 	}
-	r, err := proxy.NewRouter(cfg)
+	r, err := route.NewRouter(cfg)
 	if err != nil {
 		t.Fatalf("NewRouter: %v", err)
 	}

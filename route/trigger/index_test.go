@@ -1,4 +1,4 @@
-package proxy
+package trigger
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ type matchCase struct {
 }
 
 // checkMatch runs each case through x.Match as its own subtest.
-func checkMatch(t *testing.T, x *TriggerIndex, tests []matchCase) {
+func checkMatch(t *testing.T, x *Index, tests []matchCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,9 +40,9 @@ func checkMatch(t *testing.T, x *TriggerIndex, tests []matchCase) {
 
 // checkMatchMemo runs the steps in order through one memo: MatchMemo and
 // Match must both give each step's want.
-func checkMatchMemo(t *testing.T, x *TriggerIndex, steps []matchCase) {
+func checkMatchMemo(t *testing.T, x *Index, steps []matchCase) {
 	t.Helper()
-	var m triggerMemo
+	var m Memo
 	for _, s := range steps {
 		if got, plain := x.MatchMemo([]byte(s.frame), &m), x.Match([]byte(s.frame)); got != s.want || plain != s.want {
 			t.Fatalf("%s: MatchMemo = %b, Match = %b, want %b", s.name, got, plain, s.want)
@@ -56,7 +56,7 @@ func TestTriggerIndex(t *testing.T) {
 		[]string{`"claudeCode"`, `"session/close"`},
 		[]string{`plain`, `"x`},
 	)
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	checkMatch(t, x, []matchCase{
 		{"chunk triggers nothing", `{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"see .cursor/rules and \"tool_call\" and \"claudeCode\""}}}}`, 0},
 		{"method", `{"id":0,"method":"cursor/task"}`, 0b001},
@@ -98,7 +98,7 @@ func FuzzTriggerIndex(f *testing.F) {
 		[]string{`"claudeCode"`, `"session/close"`, `"agentInfo":`},
 		[]string{`ab`, `"q`, `"`, `"toolCallId":"invoke_agent__`},
 	)
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		var want uint64
 		for i, m := range mods {
@@ -118,7 +118,7 @@ func BenchmarkTriggerIndex(b *testing.B) {
 		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"session/load"`, `"session/cancel"`, `"session/close"`, `"stopReason"`, `"error"`, `"subagent_spawned"`, `"subagent_state_update"`},
 		[]string{`"claudeCode"`, `"session/close"`},
 	)
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	b.Run("index", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			x.Match(frame)
@@ -201,7 +201,7 @@ func spelledTrigger(t string) *regexp.Regexp {
 func TestTriggerIndexUnknownMethods(t *testing.T) {
 	mods := triggerModules([]string{`"tool_call"`}, nil)
 	mods[1].UnknownMethods = true
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	checkMatch(t, x, []matchCase{
 		{"session/update skips", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk"}}}`, 0},
 		{"tool call: only its module", `{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}`, 0b01},
@@ -233,7 +233,7 @@ func FuzzTriggerIndexUnknownMethods(f *testing.F) {
 	}
 	mods := triggerModules(nil)
 	mods[0].UnknownMethods = true
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
 	// The key in another spelling (issue 14), at a quote no backslash
 	// precedes.

@@ -1,10 +1,10 @@
-package proxytest
+package routetest
 
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route/trigger"
 )
 
 // TriggerCase is a frame and whether it must reach a module.
@@ -29,5 +29,5 @@ func CheckTriggers(t *testing.T, m rewrite.Module, cases []TriggerCase) {
 // Triggered reports whether frame reaches m: whether the proxy's trigger
 // index matches one of m's triggers in it.
 func Triggered(m rewrite.Module, frame []byte) bool {
-	return proxy.NewTriggerIndex([]rewrite.Module{m}).Match(frame) != 0
+	return trigger.New([]rewrite.Module{m}).Match(frame) != 0
 }

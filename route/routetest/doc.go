@@ -1,6 +1,6 @@
-// Package proxytest runs vendor modules through a real proxy Router, for
+// Package routetest runs vendor modules through a real proxy Router, for
 // the golden and capture tests of modules. It sits above the proxy (it
-// drives proxy.NewRouter), so the contract layer, rewrite, and its own
+// drives route.NewRouter), so the contract layer, rewrite, and its own
 // kit, rewritetest, import nothing of the router.
 //
 //   - Route runs capture records through a Router with some modules, as
@@ -22,4 +22,4 @@
 //     fuzz targets; Sessions gives the golden inputs and recordings as
 //     sessions;
 //   - Snapshots and Parents read back the rule-M additions.
-package proxytest
+package routetest

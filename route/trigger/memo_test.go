@@ -1,4 +1,4 @@
-package proxy
+package trigger
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 func TestTriggerMemo(t *testing.T) {
 	mods := triggerModules([]string{`"cursor/`, `"tool_call"`}, []string{`"claudeCode"`})
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	head := `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"text":"`
 	checkMatchMemo(t, x, []matchCase{
 		{"first chunk", head + `one"}}}}`, 0},
@@ -53,10 +53,10 @@ func FuzzTriggerMemo(f *testing.F) {
 		[]string{`"claudeCode"`, `"session/close"`, `"id"`, `"agentInfo":`, `"toolCallId":"invoke_agent__`},
 	)
 	mods[1].UnknownMethods = true
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	f.Add([]byte(`{"method":"session/request_permission","p":1}` + "\n" + `{"method":"session/request_permissionX","p":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var m triggerMemo
+		var m Memo
 		for _, frame := range bytes.Split(in, []byte("\n")) {
 			if got, want := x.MatchMemo(frame, &m), x.Match(frame); got != want {
 				t.Fatalf("MatchMemo(%q) = %b, Match = %b", frame, got, want)
@@ -72,7 +72,7 @@ func BenchmarkTriggerMemo(b *testing.B) {
 		[]string{`"cursor/`, `"_cursor/`, `"tool_call"`, `"tool_call_update"`, `"_toolName"`, `"initialize"`, `"session/prompt"`, `"session/load"`, `"session/cancel"`, `"session/close"`, `"stopReason"`, `"error"`, `"subagent_spawned"`, `"subagent_state_update"`},
 		[]string{`"claudeCode"`, `"session/close"`},
 	)
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	var frames [][]byte
 	for i := range 64 {
 		frames = append(frames, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk `+string(rune('a'+i%26))+` of the answer, with \"quotes\" and <tags> & more text"}}}}`))
@@ -83,7 +83,7 @@ func BenchmarkTriggerMemo(b *testing.B) {
 		}
 	})
 	b.Run("memo", func(b *testing.B) {
-		var m triggerMemo
+		var m Memo
 		for i := 0; i < b.N; i++ {
 			x.MatchMemo(frames[i%len(frames)], &m)
 		}
@@ -95,7 +95,7 @@ func BenchmarkTriggerMemo(b *testing.B) {
 func TestTriggerMemoMethod(t *testing.T) {
 	mods := triggerModules([]string{`"tool_call"`, `"subagent_state_update"`}, nil)
 	mods[1].UnknownMethods = true
-	x := NewTriggerIndex(mods)
+	x := New(mods)
 	checkMatchMemo(t, x, []matchCase{
 		{"standard method", `{"jsonrpc":"2.0","method":"session/request_permission","params":{}}`, 0},
 		{"unknown method sharing all but its last byte", `{"jsonrpc":"2.0","method":"session/request_permissionX","params":{}}`, 0b10},

@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Malformed are the ways a frame whose envelope parses can be broken
@@ -33,9 +33,9 @@ var Malformed = []struct{ Name, Value string }{
 // in words that say what is wrong (P5).
 func CheckMalformed(t *testing.T, mod rewrite.Module, recs []pipe.Record, launch []byte) {
 	t.Helper()
-	route := func(frame []byte) ([]proxy.Out, *rewritetest.LogRecorder) {
+	route := func(frame []byte) ([]route.Out, *rewritetest.LogRecorder) {
 		logs := rewritetest.NewLogRecorder()
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{mod}, Logger: logs.Logger(), Version: Version})
+		r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{mod}, Logger: logs.Logger(), Version: Version})
 		if err != nil {
 			t.Fatal(err)
 		}

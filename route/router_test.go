@@ -1,4 +1,4 @@
-package proxy
+package route
 
 import (
 	"bytes"
@@ -311,9 +311,9 @@ func FuzzIDKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		key := idKey(raw)
-		if idKey(key) != key && strings.IndexByte(key, '\\') < 0 && !strings.Contains(key, "/") {
-			t.Fatalf("idKey(%q) = %q is not stable", raw, key)
+		key := IDKey(raw)
+		if IDKey(key) != key && strings.IndexByte(key, '\\') < 0 && !strings.Contains(key, "/") {
+			t.Fatalf("IDKey(%q) = %q is not stable", raw, key)
 		}
 		if plainInteger(raw) || (strings.HasPrefix(raw, `"`) && !strings.Contains(raw, `\`)) {
 			if key != raw {

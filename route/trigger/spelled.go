@@ -1,4 +1,4 @@
-package proxy
+package trigger
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ type token struct {
 // spellReach is how far past a quote the check of whether it is a
 // candidate reads, besides the trigger's own length: the two bytes the
 // table is indexed by (what a candidate's check reads past that is the
-// memo's to look at again, triggerMemo.respell).
+// memo's to look at again, Memo.respell).
 const spellReach = 3
 
 // parseTrigger splits a quoted trigger into its tokens; nil when it is no
@@ -174,7 +174,7 @@ func structural(frame []byte, i int) bool { return i == 0 || frame[i-1] != '\\' 
 // has an escape in its first two characters, a candidate (note, when set,
 // records it: the memo must look at it again, MatchMemo): the characters
 // are decoded and the triggers opening with them compared in full.
-func (x *TriggerIndex) matchSpelled(frame []byte, i int, mask uint64, note *int) uint64 {
+func (x *Index) matchSpelled(frame []byte, i int, mask uint64, note *int) uint64 {
 	noteCandidate(note, i)
 	c1, next, ok := asciiChar(frame, i+1)
 	if !ok {

@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 
 	"golang.org/x/tools/txtar"
 )
@@ -245,8 +245,8 @@ func compareChanged(t testing.TB, what string, recs []pipe.Record, maxFrame int,
 // compareRoutes routes both sessions and compares what each side receives.
 func compareRoutes(t testing.TB, what string, recs, changed []pipe.Record, mods []rewrite.Module) {
 	t.Helper()
-	want := RouteConfig(t, recs, proxy.RouterConfig{Modules: mods, IDToken: "t"})
-	got := RouteConfig(t, changed, proxy.RouterConfig{Modules: mods, IDToken: "t"})
+	want := RouteConfig(t, recs, route.RouterConfig{Modules: mods, IDToken: "t"})
+	got := RouteConfig(t, changed, route.RouterConfig{Modules: mods, IDToken: "t"})
 	for i := 0; i < max(len(want), len(got)); i++ {
 		if i >= len(want) || i >= len(got) {
 			t.Fatalf("%d outputs, %d for the same frames %s; first extra:\n%s", len(want), len(got), what, extra(want, got, i))

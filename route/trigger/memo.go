@@ -1,4 +1,4 @@
-package proxy
+package trigger
 
 import (
 	"bytes"
@@ -6,18 +6,18 @@ import (
 	"math/bits"
 )
 
-// memoPrefix is how much of a frame a triggerMemo keeps: the envelope of
+// memoPrefix is how much of a frame a Memo keeps: the envelope of
 // a message chunk (jsonrpc, method, session id, update kind) and more.
 const memoPrefix = 256
 
-// triggerMemo remembers the start of the last frame in which a
-// TriggerIndex found nothing. Consecutive frames of a stream share most of
+// Memo remembers the start of the last frame in which a
+// Index found nothing. Consecutive frames of a stream share most of
 // their envelope (a chunk storm differs only in the text), and a trigger
 // that lies wholly inside a prefix a frame shares with a frame that had
 // none cannot be there either: MatchMemo scans only from where the frames
 // start to differ (less the longest trigger). One memo per stream; not
 // safe for concurrent use.
-type triggerMemo struct {
+type Memo struct {
 	prefix [memoPrefix]byte
 	n      int
 	frames uint // untriggered frames seen
@@ -33,17 +33,17 @@ type triggerMemo struct {
 	// that check reads has no fixed length, so a frame that shares the
 	// prefix past it is scanned again from there.
 	respell int
-	// gen is the TriggerIndex.gen the memo was made with.
+	// gen is the Index.gen the memo was made with.
 	gen uint64
 }
 
 // MatchMemo is Match, skipping the part of frame that m shows holds no
 // trigger, and updating m.
-func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
+func (x *Index) MatchMemo(frame []byte, m *Memo) uint64 {
 	if m.gen != x.gen {
 		// Made with other triggers: what it says held none may hold
 		// one of this index's.
-		*m = triggerMemo{gen: x.gen}
+		*m = Memo{gen: x.gen}
 	}
 	from, same := 0, 0
 	var mask uint64
@@ -98,7 +98,7 @@ func (x *TriggerIndex) MatchMemo(frame []byte, m *triggerMemo) uint64 {
 // same can match, or the method trigger (what it reads past its end is
 // checked by the caller, methodReadFrom), or another spelling (what its
 // check reads may reach past same: it is always made).
-func (x *TriggerIndex) matchWindow(frame []byte, from, same int, note *int) uint64 {
+func (x *Index) matchWindow(frame []byte, from, same int, note *int) uint64 {
 	var mask uint64
 	for i := from; i < same && i+2 < len(frame); i++ {
 		if frame[i] != '"' {
@@ -122,7 +122,7 @@ const memoReseed = 64
 // trigger, which reads the method's value past its own end, is checked
 // again where what it read is not all inside the shared prefix (same
 // bytes): there the frame may differ from the memo's.
-func (m *triggerMemo) methodReadFrom(same int) int {
+func (m *Memo) methodReadFrom(same int) int {
 	from := same
 	if !m.methodsAll && m.nMethods < len(m.methods) {
 		from = 0 // not scanned (the memo predates the method trigger)
@@ -139,7 +139,7 @@ func (m *triggerMemo) methodReadFrom(same int) int {
 }
 
 // findMethods records the method keys in the memo's prefix of frame.
-func (m *triggerMemo) findMethods(frame []byte) {
+func (m *Memo) findMethods(frame []byte) {
 	m.nMethods, m.methodsAll = 0, true
 	for off := 0; ; {
 		k := bytes.Index(frame[off:m.n], []byte(methodKey))

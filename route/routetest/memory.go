@@ -1,12 +1,12 @@
-package proxytest
+package routetest
 
 import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // CheckRouteCost routes the client's initialize request and the agent
@@ -17,7 +17,7 @@ import (
 // its twin for a module without a router.
 func CheckRouteCost(t *testing.T, mod rewrite.Module, setup [][]byte, frame []byte, maxFactor float64) {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{mod}})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{mod}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func CheckRouteCost(t *testing.T, mod rewrite.Module, setup [][]byte, frame []by
 	for _, s := range setup {
 		r.Handle(pipe.Agent, s, nil)
 	}
-	var outs []proxy.Out
+	var outs []route.Out
 	alloc := rewritetest.AllocatedBy(func() { outs = r.Handle(pipe.Agent, frame, nil) })
 	if len(outs) != 1 || outs[0].Op != pipe.OpReplace {
 		t.Fatalf("outputs: %d", len(outs))

@@ -1,4 +1,4 @@
-package proxy
+package route
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// idKey returns the key under which a raw JSON-RPC id is tracked: equal
+// IDKey returns the key under which a raw JSON-RPC id is tracked: equal
 // for ids that are the same value however they are spelled ("a" and
 // "\u0061", 100 and 1E2, 1.5 and 1.50), so that an agent's answer matches
 // the client's request (rule F6). The common spellings (a string without
 // escapes, an integer) are their own key; only others are decoded.
-func idKey(raw string) string {
+func IDKey(raw string) string {
 	switch {
 	case len(raw) >= 2 && raw[0] == '"':
 		if strings.IndexByte(raw, '\\') < 0 {
@@ -49,7 +49,7 @@ func idKey(raw string) string {
 	return raw
 }
 
-// maxNumericIDLen bounds the numbers idKey decodes; a longer one (no
+// maxNumericIDLen bounds the numbers IDKey decodes; a longer one (no
 // client sends one) is its own key.
 const maxNumericIDLen = 64
 
@@ -85,10 +85,10 @@ func plainInteger(raw string) bool {
 	return true
 }
 
-// newIDToken returns a random token that makes the ids of this proxy's
+// NewIDToken returns a random token that makes the ids of this proxy's
 // own requests unique, so that a proxy behind another one never mistakes
 // the other's requests for its own (rule C12).
-func newIDToken() string {
+func NewIDToken() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
@@ -110,7 +110,7 @@ func proxyIDPrefix(token string) []byte {
 // for its own requests (see Router.proxyAnswer).
 func (r *Router) ownProxyID(rawID []byte) (key string, n uint64, ok bool) {
 	if bytes.IndexByte(rawID, '\\') >= 0 {
-		rawID = []byte(idKey(string(rawID))) // spelled with escapes
+		rawID = []byte(IDKey(string(rawID))) // spelled with escapes
 	}
 	rest, ok := bytes.CutPrefix(rawID, r.idPrefix)
 	if !ok || len(rest) < 2 || rest[len(rest)-1] != '"' {

@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // errorsTB keeps the errors a check reports instead of failing.
@@ -32,10 +32,10 @@ func TestInvariants(t *testing.T) {
 	gone := pipe.Record{Seq: 4, Event: "client_gone"}
 	answer := []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`)
 	out := func(in pipe.Record, to pipe.Side, op, frame string) Output {
-		return Output{Out: proxy.Out{To: to, Op: op, Frame: []byte(frame), Re: in.Seq}, In: in}
+		return Output{Out: route.Out{To: to, Op: op, Frame: []byte(frame), Re: in.Seq}, In: in}
 	}
 	forward := func(in pipe.Record) Output {
-		return Output{Out: proxy.Out{To: in.From.Other(), Frame: in.Frame}, In: in}
+		return Output{Out: route.Out{To: in.From.Other(), Frame: in.Frame}, In: in}
 	}
 	for _, tc := range []struct {
 		name string

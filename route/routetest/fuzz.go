@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // FuzzAgentFrames is a vendor module's main fuzz target (Fuzz<Vendor>):
@@ -32,7 +32,7 @@ func FuzzAgentFrames(f *testing.F, mod rewrite.Module, result []byte, seeds []st
 // byte (P1), and write only valid JSON for a valid JSON frame.
 func CheckAgentFrames(t *testing.T, mod rewrite.Module, result []byte, frames ...[]byte) {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{mod}, Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{mod}, Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

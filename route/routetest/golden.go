@@ -1,4 +1,4 @@
-package proxytest
+package routetest
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // RunGolden runs each testdata/golden/*.txtar case through a Router with
@@ -26,7 +26,7 @@ import (
 //     pins; its "options:" line gives the router's settings, spelled as a
 //     capture records them ("options: vendor=codex
 //     forward-unknown-vendor-methods"), and cap=N for the cap on every
-//     table's entries (proxy.RouterConfig.MaxEntries);
+//     table's entries (route.RouterConfig.MaxEntries);
 //   - input.jsonl: one line per input, see [ReadInput];
 //   - output.jsonl: what each side receives ([Format]), compared byte for
 //     byte (go test -update rewrites it);
@@ -54,7 +54,7 @@ func RunGolden(t *testing.T, mods func(name string) []rewrite.Module, checks ...
 		opts := caseOptions(t, ms, c.Comment())
 		logs := rewritetest.NewLogRecorder()
 		logs.FailOnPanic = t
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: ms, Logger: logs.Logger(), Version: Version,
+		r, err := route.NewRouter(route.RouterConfig{Modules: ms, Logger: logs.Logger(), Version: Version,
 			Settings: opts.Settings, MaxEntries: opts.MaxEntries})
 		if err != nil {
 			t.Fatalf("NewRouter: %v", err)
@@ -226,9 +226,9 @@ func ReadInput(t testing.TB, data []byte) []Input {
 
 // Feed runs inputs through r, as the live proxy would, and returns every
 // output with the input that caused it.
-func Feed(r *proxy.Router, ins []Input) []Output {
+func Feed(r *route.Router, ins []Input) []Output {
 	var outs []Output
-	var buf []proxy.Out
+	var buf []route.Out
 	for _, in := range ins {
 		switch in.Gone {
 		case pipe.Client:

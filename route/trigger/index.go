@@ -1,4 +1,4 @@
-package proxy
+package trigger
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// TriggerIndex finds which modules of a list a frame triggers, in one pass
+// Index finds which modules of a list a frame triggers, in one pass
 // over the frame.
 //
 // Checking each trigger with bytes.Contains costs a scan per trigger, and
@@ -17,11 +17,11 @@ import (
 // triggers' openings; only those few candidates are compared.
 // Triggers that do not start with '"', or are shorter than three bytes,
 // are checked with bytes.Contains.
-type TriggerIndex struct {
+type Index struct {
 	plain []trigger
 	// group maps the two bytes after a quote to 1 + the index in groups
 	// of the quoted triggers opening with them; 0 is none, spelledGroup
-	// two bytes with a backslash (triggers_spelled.go). A table, not a
+	// two bytes with a backslash (spelled.go). A table, not a
 	// map: it is consulted at every quote of every frame.
 	group  [1 << 16]uint8
 	groups [][]trigger
@@ -44,6 +44,14 @@ type TriggerIndex struct {
 	gen uint64
 }
 
+// Gen is the index's number among the router's indexes of one
+// connection (see Memo).
+func (x *Index) Gen() uint64 { return x.gen }
+
+// SetGen numbers the index: a memo made with an index of another number
+// starts over, since its triggers may differ.
+func (x *Index) SetGen(gen uint64) { x.gen = gen }
+
 type trigger struct {
 	pat []byte
 	bit uint64 // the modules it triggers (several for the method trigger)
@@ -51,11 +59,11 @@ type trigger struct {
 	// matches only when the string after it is an unknown method.
 	method bool
 	// toks are pat's JSON tokens, for finding its other spellings
-	// (triggers_spelled.go); nil for a trigger found by its bytes only.
+	// (spelled.go); nil for a trigger found by its bytes only.
 	toks []token
 }
 
-// spelledGroup marks, in TriggerIndex.group, the two bytes after a quote
+// spelledGroup marks, in Index.group, the two bytes after a quote
 // that hold a backslash; maxGroups is how many groups the table holds
 // besides.
 const (
@@ -66,10 +74,10 @@ const (
 // methodKey is the trigger of Module.UnknownMethods.
 const methodKey = `"method"`
 
-// NewTriggerIndex indexes the triggers of mods; module i is bit i of
+// New indexes the triggers of mods; module i is bit i of
 // Match's result. At most 64 modules, and less the bits given to Add.
-func NewTriggerIndex(mods []rewrite.Module) *TriggerIndex {
-	x := &TriggerIndex{}
+func New(mods []rewrite.Module) *Index {
+	x := &Index{}
 	var unknown uint64
 	for i, m := range mods {
 		for _, t := range m.Triggers {
@@ -89,7 +97,7 @@ func NewTriggerIndex(mods []rewrite.Module) *TriggerIndex {
 
 // Add indexes one more trigger under bit n of Match's result; the proxy
 // uses it for the strings it looks for itself.
-func (x *TriggerIndex) Add(t string, n uint) {
+func (x *Index) Add(t string, n uint) {
 	if t == "" || n >= 64 {
 		return
 	}
@@ -105,7 +113,7 @@ func (x *TriggerIndex) Add(t string, n uint) {
 
 // addQuoted indexes a trigger that starts with a quote and has at least
 // three bytes.
-func (x *TriggerIndex) addQuoted(tr trigger) {
+func (x *Index) addQuoted(tr trigger) {
 	x.longest = max(x.longest, len(tr.pat))
 	x.hasMethod = x.hasMethod || tr.method
 	tr.toks = parseTrigger(string(tr.pat))
@@ -143,13 +151,13 @@ func (x *TriggerIndex) addQuoted(tr trigger) {
 
 // Match returns the set of modules (bit i for module i) with a trigger
 // that frame contains: a plain trigger's bytes, a quoted trigger in any
-// spelling a JSON parser reads the same (triggers_spelled.go).
-func (x *TriggerIndex) Match(frame []byte) uint64 { return x.matchFrom(frame, 0, nil) }
+// spelling a JSON parser reads the same (spelled.go).
+func (x *Index) Match(frame []byte) uint64 { return x.matchFrom(frame, 0, nil) }
 
 // matchFrom is Match, with the quoted triggers looked for only at offsets
 // from on; note, when set, gets the offset of the first quote where other
 // spellings were looked for (noteCandidate).
-func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
+func (x *Index) matchFrom(frame []byte, from int, note *int) uint64 {
 	var mask uint64
 	for _, t := range x.plain {
 		if mask&t.bit == 0 && bytes.Contains(frame, t.pat) {
@@ -184,7 +192,7 @@ func (x *TriggerIndex) matchFrom(frame []byte, from int, note *int) uint64 {
 // (noteCandidate); any other costs one search for a backslash within the
 // longest trigger's length. For spelledGroup (an escape in the string's
 // first two characters) the string's characters are decoded instead.
-func (x *TriggerIndex) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
+func (x *Index) matchGroup(frame []byte, i int, g uint8, mask uint64, minEnd int, note *int) uint64 {
 	if g == spelledGroup {
 		if structural(frame, i) {
 			mask = x.matchSpelled(frame, i, mask, note)
@@ -234,7 +242,7 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // Module.UnknownMethods). A string with an escape counts as unknown: the
 // module decodes it. A "method" that is no key, or whose value is no
 // string, is none.
-func (x *TriggerIndex) unknownMethodAt(rest []byte) bool {
+func (x *Index) unknownMethodAt(rest []byte) bool {
 	i := skipSpace(rest, 0)
 	if i >= len(rest) || rest[i] != ':' {
 		return false
