@@ -41,7 +41,7 @@ func (g *gatedWriter) String() string {
 // TestCaptureWriterNeverWaitsForTheDisk: with the disk stuck, Write still
 // returns at once (the relay goes on); records beyond the queue bound are
 // dropped and a "dropped" event with their count takes their place; the
-// order and numbering of the records kept are exact (R1, issue 8 item 5).
+// order and numbering of the records kept are exact (R1).
 func TestCaptureWriterNeverWaitsForTheDisk(t *testing.T) {
 	g := newGatedWriter()
 	cw := NewCaptureWriter(g, false)
@@ -137,7 +137,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // TestCaptureWriterRedactsText: secrets in lines that are not valid JSON
-// frames are found too (R2, issue 8 item 6); --record-raw keeps them.
+// frames are found too (R2); --record-raw keeps them.
 func TestCaptureWriterRedactsText(t *testing.T) {
 	text := "Authorization: Bearer abcdefghijkl"
 	stderr := "using ghp_abcdefghijklmnopqrstuvwxyz0123456789"

@@ -163,7 +163,7 @@ func TestProbeMockAgents(t *testing.T) {
 }
 
 // TestProbeFailures: exit status 1 with one line that says what failed
-// (issue 19: not found, not ACP, timed out, auth required).
+// (not found, not ACP, timed out, auth required).
 func TestProbeFailures(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {

@@ -97,7 +97,7 @@ func TestS0Truthy(t *testing.T) {
 }
 
 // TestS4AppendLink: the link block is added once, whatever the spelling
-// of one already there (issue 14: JSON a parser reads the same is treated
+// of one already there (JSON a parser reads the same is treated
 // the same; the fix of Cursor's S1 code, ported).
 func TestS4AppendLink(t *testing.T) {
 	tests := []struct{ name, content, want string }{
