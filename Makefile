@@ -1,5 +1,6 @@
 # acp-normalize — see README.md. `make test` is what CI runs.
 GO        ?= go
+# BIN is run as a path (it holds a slash): bin/acp-normalize, or absolute.
 BIN       ?= bin/acp-normalize
 FUZZTIME  ?= 30s
 BENCHTIME ?= 2s
@@ -28,20 +29,22 @@ demo: build
 	@echo
 	@echo "Replaying $(DEMO_CAPTURE) through acp-normalize:"
 	@echo
-	@./$(BIN) replay --format pretty $(DEMO_CAPTURE)
-	@./$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
+	@$(BIN) replay --format pretty $(DEMO_CAPTURE)
+	@$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
 	@echo "One line per frame (C→A client to agent, A→C agent to client); under a frame, what"
 	@echo "acp-normalize did: ~ replaced (the fields it added), ✗ dropped, ↩ replied, + emitted."
 	@echo
 	@echo "In a browser:      file://$(abspath $(DEMO_HTML))"
-	@echo "Only the changes:  ./$(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
+	@echo "Only the changes:  $(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
 	@echo "More:              README.md, \"Debugging a session\""
 
 ## viewer-screenshot: the README's screenshot of the demo capture's viewer
-## (docs/viewer.png), taken by the browser test in headless Chromium.
+## (docs/viewer.png), taken by the browser test in headless Chromium; the
+## header it shows is kept in the PNG, and TestViewerScreenshotIsCurrent
+## fails when the build's version or modules no longer match it.
 viewer-screenshot:
 	$(GO) test ./cmd/acp-normalize -run '^TestViewerInBrowser$$/^screenshot$$' -count=1 -v \
-		-viewer.screenshot=$(CURDIR)/docs/viewer.png
+		-viewer.screenshot=$(CURDIR)/docs/viewer.png -viewer.capture=$(DEMO_CAPTURE)
 
 ## viewer-large: the viewer of a synthetic 100,000-frame capture, opened
 ## in headless Chromium; prints the sizes and times (kept in bin/viewer-large).
