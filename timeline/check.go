@@ -81,14 +81,14 @@ const (
 	Broken
 )
 
-// levelNames are the names of the levels, in order, as `--fail-on` takes
-// them and --json writes them.
-var levelNames = [...]string{Repaired: "repaired", Broken: "broken"}
-
-// String is the level's name.
+// String is the level's name, as `--fail-on` takes it and --json writes
+// it.
 func (l Level) String() string {
-	if l >= Repaired && int(l) < len(levelNames) {
-		return levelNames[l]
+	switch l {
+	case Repaired:
+		return "repaired"
+	case Broken:
+		return "broken"
 	}
 	return fmt.Sprintf("Level(%d)", int(l))
 }
@@ -108,9 +108,9 @@ func (l *Level) UnmarshalText(b []byte) error {
 
 // ParseLevel reads a level's name.
 func ParseLevel(name string) (Level, error) {
-	for l, n := range levelNames {
-		if n != "" && n == name {
-			return Level(l), nil
+	for _, l := range []Level{Repaired, Broken} {
+		if l.String() == name {
+			return l, nil
 		}
 	}
 	return 0, fmt.Errorf("unknown level %q: repaired or broken", name)
