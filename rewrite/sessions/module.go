@@ -54,7 +54,8 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 			// no method of every session (fs/*, terminal/*, a "te"
 			// opening every chunk's "text" would hit) is a trigger.
 		},
-		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, traits) },
+		Options: zedOptions(),
+		New:     func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, traits) },
 	}
 }
 
@@ -89,6 +90,8 @@ type rewriter struct {
 	// watchingAll: past maxWatched hidden children, every frame that
 	// names a session is watched instead (S7).
 	watchingAll bool
+	// zed: rules Z1-Z4, nil when they do not apply to the client.
+	zed *zedState
 }
 
 func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
@@ -113,6 +116,9 @@ func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
+	if f.Initialize && f.From == pipe.Agent {
+		r.zedAgentInit(f) // Z1: loadSession
+	}
 	if env.Kind != pipe.Request && env.Kind != pipe.Notification {
 		return rewrite.Verdict{}, nil
 	}
@@ -135,9 +141,14 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // session (P6).
 func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Verdict, error) {
 	if env.MethodIs("initialize") && env.Kind == pipe.Request {
-		return r.initialize(f)
+		v, err := r.initialize(f)
+		r.zedSetup()
+		return v, err
 	}
 	sid, _ := rawjson.LookupString(env.Params, "sessionId")
+	if v, ok := r.zedClient(f, env, sid); ok {
+		return v, nil // Z2: before S5
+	}
 	if synthesized(sid) {
 		return r.readOnly(f, string(env.Method), sid), nil
 	}
@@ -162,6 +173,7 @@ func (r *rewriter) once(level slog.Level, key, msg string, args ...any) {
 // sessions, and those of its children (P6).
 func (r *rewriter) dropSession(sid string) {
 	r.calls.DropSession(sid)
+	r.zedDrop(sid)
 	r.children.DeleteFunc(func(id string, c *child) bool {
 		if c.root != sid && c.parent != sid {
 			return false

@@ -175,5 +175,8 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 			return rewrite.Verdict{}, err
 		}
 	}
+	if r.zed != nil && mk.parent != "" {
+		r.zedPermission(&c, sid, mk.parent) // Z2
+	}
 	return c.verdict(f.Raw)
 }
