@@ -116,8 +116,11 @@ func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
-	if f.Initialize && f.From == pipe.Agent {
-		r.zedAgentInit(f) // Z1: loadSession
+	if f.From == pipe.Agent && env.Kind == pipe.Response {
+		if f.Initialize {
+			r.zedAgentInit(f) // Z1: loadSession
+		}
+		r.zedAnswer(f) // Z3: a replay's end
 	}
 	if env.Kind != pipe.Request && env.Kind != pipe.Notification {
 		return rewrite.Verdict{}, nil

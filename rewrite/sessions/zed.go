@@ -63,10 +63,12 @@ type zedState struct {
 	key      bool // Z1-Z3: the client reads Zed's key
 	progress bool // Z4
 	loadOK   bool // the agent advertised loadSession: true
-	// replaying: sessions whose session/load the client sent and whose
-	// next session/prompt has not come: their frames are a replay (Z3).
+	// replaying: sessions whose session/load the client sent and the
+	// agent has not answered: their frames are a replay (Z3). loads are
+	// those loads' ids (raw JSON), whose answers end the replays.
 	replaying      *table.Table[string, struct{}]
-	watchingPrompt bool
+	loads          *table.Table[string, string]
+	watchingAnswer bool
 	// counts: launches per "session\x00toolCallId" since the session's
 	// last load, for the synthesized child id (S4's derivation).
 	counts *table.Table[string, int]
@@ -132,6 +134,8 @@ func (r *rewriter) zedSetup() {
 	z := &zedState{key: key, progress: progress,
 		replaying: rewrite.NewTable(r.env, table.Config[string, struct{}]{Name: "sessions replayed",
 			Size: func(k string, _ struct{}) int64 { return keyLen(k) }, Session: func(k string, _ struct{}) string { return k }}),
+		loads: rewrite.NewTable(r.env, table.Config[string, string]{Name: "session loads",
+			Size: func(k, v string) int64 { return keyLen(k) + keyLen(v) }, Session: func(_, v string) string { return v }}),
 		counts: rewrite.NewTable(r.env, table.Config[string, int]{Name: "launches since load",
 			Size: func(k string, _ int) int64 { return keyLen(k) }}),
 		calls: launch.NewTable(r.env, "launch calls (Z1-Z4)", (*zcall).bytes),
@@ -168,10 +172,10 @@ func (z *zedState) keyOn() bool { return z != nil && z.key && z.loadOK }
 // zedClient handles a client request for rules Z2 and Z3: a session/load
 // of a child the proxy serves is answered by the proxy (true); a load of
 // any other session starts its replay; session/close of a served child
-// is answered; session/prompt ends a replay. It runs before S5.
+// is answered. It runs before S5.
 func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (rewrite.Verdict, bool) {
 	z := r.zed
-	if !z.keyOn() || sid == "" || env.Kind != pipe.Request && !env.MethodIs("session/prompt") {
+	if !z.keyOn() || sid == "" || env.Kind != pipe.Request {
 		return rewrite.Verdict{}, false
 	}
 	switch {
@@ -179,7 +183,7 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 		if r.servedChild(sid) {
 			return r.zedLoadChild(f, sid), true
 		}
-		r.zedReplay(sid)
+		r.zedReplay(sid, string(f.ID()))
 	case env.MethodIs("session/close"):
 		if r.servedChild(sid) {
 			z.kids.Delete(sid)
@@ -190,16 +194,33 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 			}
 			return v, true
 		}
-	case env.MethodIs("session/prompt"):
-		if _, ok := z.replaying.Get(sid); ok {
-			z.replaying.Delete(sid)
-			if z.replaying.Len() == 0 && z.watchingPrompt {
-				r.env.Unwatch(`"session/prompt"`)
-				z.watchingPrompt = false
-			}
-		}
 	}
 	return rewrite.Verdict{}, false
+}
+
+// answerTriggers select the agent's answers while a load is pending.
+var answerTriggers = [...]string{`"result"`, `"error"`}
+
+// zedAnswer reads an agent's response: the answer to a session/load
+// ends that session's replay (Z3); from then on its frames are live.
+func (r *rewriter) zedAnswer(f *rewrite.Frame) {
+	z := r.zed
+	if z == nil || z.loads.Len() == 0 {
+		return
+	}
+	id := string(f.ID())
+	sid, ok := z.loads.Get(id)
+	if !ok {
+		return
+	}
+	z.loads.Delete(id)
+	z.replaying.Delete(sid)
+	if z.loads.Len() == 0 && z.watchingAnswer {
+		for _, t := range answerTriggers {
+			r.env.Unwatch(t)
+		}
+		z.watchingAnswer = false
+	}
 }
 
 // servedChild reports whether sid is a child thread the proxy answers
@@ -215,11 +236,17 @@ func (r *rewriter) servedChild(sid string) bool {
 // zedReplay starts the replay of session sid (Z3): its launch calls are
 // counted afresh (the same C as before), its children's frames are
 // replaced by those the replay brings, and they are to be loaded again.
-func (r *rewriter) zedReplay(sid string) {
+func (r *rewriter) zedReplay(sid, id string) {
 	z := r.zed
 	z.replaying.Put(sid, struct{}{})
-	if !z.watchingPrompt {
-		z.watchingPrompt = r.env.Watch(`"session/prompt"`)
+	z.loads.Put(id, sid)
+	if !z.watchingAnswer {
+		// Only while a load is pending: the answers of the rest of the
+		// connection are never decoded for it (P1).
+		z.watchingAnswer = true
+		for _, t := range answerTriggers {
+			z.watchingAnswer = r.env.Watch(t) && z.watchingAnswer
+		}
 	}
 	prefix := sid + "\x00"
 	z.counts.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
@@ -306,7 +333,10 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 		k := key.Session + "\x00" + key.ToolCallID
 		n, _ := z.counts.Get(k)
 		z.counts.Put(k, n+1)
-		zc = &zcall{n: n}
+		// A tool_call without content has none: the progress can go
+		// after nothing. A call first seen in an update has content the
+		// proxy does not know until a frame carries it.
+		zc = &zcall{n: n, contentKnown: tag == "tool_call"}
 		z.calls.Put(key, zc)
 	}
 	zc.sawToolCall = zc.sawToolCall || tag == "tool_call"
@@ -336,7 +366,8 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 			}
 		}
 	}
-	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && !zc.progress.empty() && !rewrite.Finished(cl.acpStatus) {
+	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && zc.sentProgress != "" && !ended(cl.status) &&
+		r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitAll {
 		c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "content"}, Value: withProgress(zc.vendorContent, zc.sentProgress)})
 	}
 }
@@ -390,7 +421,7 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 		return
 	}
 	text := zc.progress.render()
-	if text == zc.sentProgress || !zc.contentKnown || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll || rewrite.Finished(cl.acpStatus) {
+	if text == zc.sentProgress || !zc.contentKnown || ended(cl.status) || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll {
 		z.calls.Resize(key)
 		return
 	}

@@ -1,0 +1,506 @@
+package sessions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// zedClient is a scripted client that behaves as Zed's ACP client does
+// with subagent cards, from Zed's source (zed-industries/zed; the facts
+// are also in docs/compatibility.md, "Zed"); Zed itself does not run
+// here:
+//
+//   - crates/acp_thread acp_thread.rs: a tool call carries
+//     _meta.subagent_session_info (SUBAGENT_SESSION_INFO_META_KEY), parsed
+//     by serde into {session_id: String, message_start_index: usize,
+//     message_end_index: Option<usize>}: message_start_index is required
+//     and unsigned, else the whole key is ignored; read from tool_call
+//     (ToolCall::from_acp) and tool_call_update (update_fields), and it
+//     sticks when an update leaves it out. Such a call is_subagent().
+//   - crates/agent_ui thread_view: render_any_tool_call hands a subagent
+//     call to render_subagent_tool_call, which finds the child's thread
+//     among the loaded ones; render_subagent_card, without it, draws the
+//     header only (status icon and the call's title: no content), with it
+//     the child's entries (render_subagent_expanded_content, the last 8).
+//     A plain call (render_tool_call) shows its content.
+//   - crates/agent_servers acp.rs: a session is registered before
+//     session/load is sent (every session/update on it before the answer
+//     is its history); handle_session_notification drops a notification
+//     for a session not loaded ("Received session notification for
+//     unknown session"); handle_request_permission answers a request on
+//     one with the internal error "unknown session: <id>".
+//   - conversation_view.rs load_subagent_session: children are loaded
+//     only when a thread's view is built (a thread reopened from history)
+//     and only from an agent that advertised loadSession: true.
+type zedClient struct {
+	t      *testing.T
+	schema *rewritetest.Schema
+	loaded map[string]*zedThread
+	// newSessions: ids of session/new requests waiting for their answer.
+	newSessions map[string]bool
+	// loads: ids of session/load requests (the client's own) -> session,
+	// answered when the answer comes.
+	loads    map[string]string
+	answered map[string]bool
+	// dropped: notifications for sessions not loaded; stranded: requests
+	// on them (Zed answers them "unknown session").
+	dropped, stranded []string
+}
+
+// zedThread is one loaded session as Zed holds it.
+type zedThread struct {
+	updates [][]byte            // its session/update "update" objects, in order
+	cards   map[string]*zedCard // tool calls by id
+	order   []string
+}
+
+// zedCard is one tool call as Zed holds it.
+type zedCard struct {
+	info        *zedInfo
+	content     []byte
+	status      string
+	sawProgress bool
+}
+
+// zedInfo is Zed's SubagentSessionInfo.
+type zedInfo struct {
+	SessionID         string  `json:"session_id"`
+	MessageStartIndex uint64  `json:"message_start_index"`
+	MessageEndIndex   *uint64 `json:"message_end_index"`
+}
+
+// parseZedInfo reads the key as serde would: an object whose session_id
+// is a string and message_start_index an unsigned integer (required), and
+// message_end_index absent, null or unsigned; anything else is no key.
+func parseZedInfo(raw []byte) *zedInfo {
+	if rawjson.FirstByte(raw) != '{' {
+		return nil
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return nil
+	}
+	if _, ok := probe["message_start_index"]; !ok {
+		return nil
+	}
+	var info zedInfo
+	if json.Unmarshal(raw, &info) != nil || info.SessionID == "" {
+		return nil
+	}
+	return &info
+}
+
+func newZedClient(t *testing.T, schema *rewritetest.Schema) *zedClient {
+	return &zedClient{t: t, schema: schema, loaded: map[string]*zedThread{}, newSessions: map[string]bool{},
+		loads: map[string]string{}, answered: map[string]bool{}}
+}
+
+// sent notes a request the client sends.
+func (z *zedClient) sent(frame []byte) {
+	env := pipe.Peek(frame)
+	if env.Kind != pipe.Request {
+		return
+	}
+	switch string(env.Method) {
+	case "session/new":
+		z.newSessions[string(env.ID)] = true
+	case "session/load":
+		sid, _ := rawjson.LookupString(env.Params, "sessionId")
+		z.loaded[sid] = &zedThread{cards: map[string]*zedCard{}} // registered before it is sent
+		z.loads[string(env.ID)] = sid
+	}
+}
+
+// receive takes a frame the proxy wrote to the client.
+func (z *zedClient) receive(frame []byte) {
+	t := z.t
+	t.Helper()
+	env := pipe.Peek(frame)
+	if m := string(env.Method); m != "" && !strings.HasPrefix(m, "_") {
+		if err := z.schema.Validate(frame); err != nil {
+			t.Errorf("P3: frame to Zed fails the ACP schema: %v\n%s", err, frame)
+		}
+	}
+	switch env.Kind {
+	case pipe.Response:
+		id := string(env.ID)
+		if z.newSessions[id] {
+			delete(z.newSessions, id)
+			if sid, ok := rawjson.LookupString(frame, "result", "sessionId"); ok {
+				z.loaded[sid] = &zedThread{cards: map[string]*zedCard{}}
+			}
+		}
+		if _, ok := z.loads[id]; ok {
+			if env.Error {
+				t.Errorf("Z2: Zed's session/load %s failed: %s", id, frame)
+			}
+			z.answered[id] = true
+		}
+	case pipe.Notification:
+		if string(env.Method) != "session/update" {
+			return // not routed by session (extension notifications)
+		}
+		sid, _ := rawjson.LookupString(env.Params, "sessionId")
+		th, ok := z.loaded[sid]
+		if !ok {
+			z.dropped = append(z.dropped, string(frame))
+			return
+		}
+		if string(env.Method) == "session/update" {
+			upd, _ := rawjson.Lookup(env.Params, "update")
+			th.add(upd)
+		}
+	case pipe.Request:
+		sid, ok := rawjson.LookupString(env.Params, "sessionId")
+		if _, known := z.loaded[sid]; ok && !known {
+			z.stranded = append(z.stranded, "unknown session: "+sid+": "+string(frame))
+		}
+	}
+}
+
+func (th *zedThread) add(upd []byte) {
+	th.updates = append(th.updates, bytes.Clone(upd))
+	tag, _ := rawjson.LookupString(upd, "sessionUpdate")
+	if tag != "tool_call" && tag != "tool_call_update" {
+		return
+	}
+	id, _ := rawjson.LookupString(upd, "toolCallId")
+	c, ok := th.cards[id]
+	if !ok || tag == "tool_call" {
+		c = &zedCard{}
+		if !ok {
+			th.order = append(th.order, id)
+		}
+		th.cards[id] = c
+	}
+	if raw, ok := rawjson.Lookup(upd, "_meta", "subagent_session_info"); ok {
+		if info := parseZedInfo(raw); info != nil {
+			c.info = info // sticks: an update without it keeps it
+		}
+	}
+	if content, ok := rawjson.Lookup(upd, "content"); ok {
+		c.content = bytes.Clone(content)
+		if bytes.Contains(content, []byte(`"progress":true`)) {
+			c.sawProgress = true
+		}
+	}
+	if st, ok := rawjson.LookupString(upd, "status"); ok {
+		c.status = st
+	}
+}
+
+// zedRun is one recording played to the scripted Zed client.
+type zedRun struct {
+	t      *testing.T
+	r      *proxy.Router
+	z      *zedClient
+	outs   []proxytest.Output
+	buf    []proxy.Out
+	nextID int
+}
+
+func (run *zedRun) feed(from pipe.Side, frame []byte) []proxy.Out {
+	run.t.Helper()
+	if from == pipe.Client {
+		run.z.sent(frame)
+	}
+	run.buf = run.r.Handle(from, frame, run.buf[:0])
+	outs := make([]proxy.Out, 0, len(run.buf))
+	for _, o := range run.buf {
+		o.Frame = bytes.Clone(o.Frame)
+		outs = append(outs, o)
+		run.outs = append(run.outs, proxytest.Output{Out: o})
+		if o.To == pipe.Client {
+			run.z.receive(o.Frame)
+		}
+	}
+	return outs
+}
+
+// asZed returns recs with the client's initialize naming Zed
+// (clientInfo.name "zed"): the recordings' clients are the capture rig's.
+func asZed(t *testing.T, recs []pipe.Record) []pipe.Record {
+	t.Helper()
+	out := slices.Clone(recs)
+	for i, rec := range out {
+		if env := pipe.Peek(rec.Frame); rec.From == pipe.Client && string(env.Method) == "initialize" {
+			f, err := rawjson.Set(rec.Frame, []byte(`{"name":"zed","version":"0.220.0"}`), "params", "clientInfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i].Frame = f
+		}
+	}
+	return out
+}
+
+// TestZedClientRecordings plays every bundled recording of every vendor
+// through the whole module list to the scripted Zed client (zedClient),
+// live and then reopened, and checks what a Zed user would see:
+//
+//   - live (Z1, Z4): no frame carries the key (a live card would hide the
+//     call's content, P7); no notification is dropped and no request is
+//     stranded on a session Zed has not loaded; a launch call whose
+//     subagent the vendor links frames to shows progress in its content
+//     while it runs;
+//   - reopened (Z1-Z3): Zed loads each session it made; the agent replays
+//     the session's recorded session/update notifications (no recording
+//     here has a session/load: the replay is the recorded stream, which
+//     is what an agent that replays its history sends); every launch call
+//     becomes one subagent card with its own child id; Zed loads each
+//     child, the proxy answers (nothing reaches the agent) with the
+//     launch prompt first and then exactly the frames the vendor linked
+//     to the call, in order;
+//   - every frame Zed gets matches the ACP schema.
+//
+// A recording whose client opted in to Subagent Sessions gets none of it.
+func TestZedClientRecordings(t *testing.T) {
+	schema := rewritetest.LoadSchema(t)
+	files, err := filepath.Glob(filepath.Join(capturesRoot, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vendors := map[string]int{}
+	for _, path := range files {
+		if strings.HasSuffix(path, ".replay.jsonl") {
+			continue
+		}
+		vendor := filepath.Base(filepath.Dir(path))
+		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := asZed(t, proxytest.ReadRecords(t, data))
+		t.Run(vendor+"/"+name, func(t *testing.T) {
+			cards := playZed(t, schema, recs, optedIn(recs))
+			vendors[vendor] += cards
+		})
+	}
+	for _, v := range []string{"claude", "codex", "cursor", "gemini", "opencode", "qwen"} {
+		if vendors[v] == 0 {
+			t.Errorf("no subagent card for %s in any recording", v)
+		}
+	}
+}
+
+// playZed plays one recording to the scripted client (see
+// TestZedClientRecordings) and returns how many cards the reopened
+// threads showed.
+func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, declared bool) int {
+	t.Helper()
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: proxytest.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &zedRun{t: t, r: r, z: newZedClient(t, schema)}
+	linkedLive := map[string]bool{} // launch calls the vendor linked frames to, live
+	for _, rec := range recs {
+		outs := run.feed(rec.From, rec.Frame)
+		if rec.From != pipe.Agent {
+			continue
+		}
+		for _, o := range outs {
+			if p, ok := rawjson.LookupString(proxytest.Described(o.Frame), "_meta", "acp-normalize", "parentToolCallId"); ok && o.To == pipe.Client {
+				tag, _ := rawjson.LookupString(o.Frame, "params", "update", "sessionUpdate")
+				if tag == "agent_message_chunk" || tag == "tool_call" {
+					linkedLive[p] = true
+				}
+			}
+		}
+	}
+	if declared {
+		// Zed never opts in to Subagent Sessions: such a client gets the
+		// standard shapes (S0-S8) and none of Z1-Z4.
+		for _, o := range run.outs {
+			if o.To == pipe.Client && (bytes.Contains(o.Frame, []byte(`"subagent_session_info"`)) || bytes.Contains(o.Frame, []byte(`"progress":true`))) {
+				t.Errorf("Z1, Z4: a client that opted in got Zed's key or progress: %s", o.Frame)
+			}
+		}
+		return 0
+	}
+	for _, o := range run.outs {
+		if o.To == pipe.Client && bytes.Contains(o.Frame, []byte(`"subagent_session_info"`)) {
+			t.Errorf("Z1: a live frame carries Zed's key (a live card would hide the call's content): %s", o.Frame)
+		}
+	}
+	if len(run.z.dropped) > 0 {
+		t.Errorf("live: Zed dropped %d notification(s) for sessions it has not loaded, first: %s", len(run.z.dropped), run.z.dropped[0])
+	}
+	if len(run.z.stranded) > 0 {
+		t.Errorf("live: %d request(s) Zed would answer with an error: %s", len(run.z.stranded), run.z.stranded[0])
+	}
+	for sid, th := range run.z.loaded {
+		for _, id := range th.order {
+			if linkedLive[id] && !th.cards[id].sawProgress {
+				t.Errorf("Z4: launch call %s of %s showed no progress while its subagent worked", id, sid)
+			}
+		}
+	}
+	sessions := make([]string, 0, len(run.z.loaded))
+	for sid := range run.z.loaded {
+		sessions = append(sessions, sid)
+	}
+	slices.Sort(sessions)
+	cards := 0
+	for _, sid := range sessions {
+		cards += reopen(t, run, recs, sid, declared)
+	}
+	return cards
+}
+
+// reopen reopens session sid in the scripted client (Z3) and checks its
+// cards and child threads; it returns the number of cards.
+func reopen(t *testing.T, run *zedRun, recs []pipe.Record, sid string, declared bool) int {
+	t.Helper()
+	run.nextID++
+	loadID := strconv.Quote("zed-load-" + strconv.Itoa(run.nextID))
+	load := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"session/load","params":{"sessionId":%s,"cwd":"/work","mcpServers":[]}}`, loadID, strconv.Quote(sid))
+	start := len(run.outs)
+	run.feed(pipe.Client, []byte(load))
+	for _, rec := range recs {
+		if rec.From != pipe.Agent || string(pipe.Peek(rec.Frame).Method) != "session/update" {
+			continue
+		}
+		if s, _ := rawjson.LookupString(rec.Frame, "params", "sessionId"); s == sid {
+			run.feed(pipe.Agent, rec.Frame)
+		}
+	}
+	run.feed(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":`+loadID+`,"result":{}}`))
+	if !run.z.answered[loadID] {
+		t.Fatalf("Z3: the load of %s was not answered", sid)
+	}
+	th := run.z.loaded[sid]
+	// What the replay gave the client: launch calls (with their snapshot)
+	// and the frames linked to each.
+	launches := map[string]string{} // toolCallId -> prompt
+	var launchOrder []string
+	linked := map[string][][]byte{}
+	for _, o := range run.outs[start:] {
+		if o.To != pipe.Client {
+			continue
+		}
+		upd, _ := rawjson.Lookup(o.Frame, "params", "update")
+		if s, _ := rawjson.LookupString(o.Frame, "params", "sessionId"); s != sid || upd == nil {
+			continue
+		}
+		if snap, ok := rawjson.Lookup(upd, "_meta", "acp-normalize", "subagent"); ok {
+			id, _ := rawjson.LookupString(upd, "toolCallId")
+			if _, seen := launches[id]; !seen {
+				launchOrder = append(launchOrder, id)
+			}
+			launches[id], _ = rawjson.LookupString(snap, "prompt")
+		}
+		if p, ok := rawjson.LookupString(upd, "_meta", "acp-normalize", "parentToolCallId"); ok {
+			linked[p] = append(linked[p], stripMeta(upd))
+		}
+	}
+	if declared {
+		for _, id := range launchOrder {
+			if th.cards[id] != nil && th.cards[id].info != nil {
+				t.Errorf("Z1: launch call %s carries Zed's key for a client that opted in to Subagent Sessions", id)
+			}
+		}
+		return 0
+	}
+	// The view is built: Zed loads the child of every card.
+	children := map[string]string{} // child -> launch call
+	for _, id := range launchOrder {
+		c := th.cards[id]
+		if c == nil || c.info == nil {
+			t.Errorf("Z1: launch call %s of %s is no subagent card after the reopen", id, sid)
+			continue
+		}
+		if prev, dup := children[c.info.SessionID]; dup {
+			t.Errorf("Z1: launch calls %s and %s share the child %s (one card per subagent)", prev, id, c.info.SessionID)
+		}
+		children[c.info.SessionID] = id
+	}
+	for _, id := range th.order {
+		if c := th.cards[id]; c.info != nil && launches[id] == "" && !slices.Contains(launchOrder, id) {
+			t.Errorf("Z1: tool call %s is a subagent card but no launch call", id)
+		}
+	}
+	for _, child := range slices.Sorted(mapKeys(children)) {
+		id := children[child]
+		run.nextID++
+		cid := strconv.Quote("zed-load-" + strconv.Itoa(run.nextID))
+		before := len(run.outs)
+		run.feed(pipe.Client, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"session/load","params":{"sessionId":%s,"cwd":"/work","mcpServers":[]}}`, cid, strconv.Quote(child))))
+		for _, o := range run.outs[before:] {
+			if o.To == pipe.Agent {
+				t.Errorf("Z2: the load of child %s reached the agent: %s", child, o.Frame)
+			}
+		}
+		if !run.z.answered[cid] {
+			t.Errorf("Z2: the load of child %s was not answered", child)
+			continue
+		}
+		kid := run.z.loaded[child]
+		var got [][]byte
+		for _, u := range kid.updates {
+			got = append(got, stripMeta(u))
+		}
+		if p := launches[id]; p != "" {
+			if len(got) == 0 || !bytes.Contains(got[0], []byte(`"user_message_chunk"`)) {
+				t.Errorf("Z2: child %s of %s does not start with the prompt: %q", child, id, got)
+			} else {
+				got = got[1:]
+			}
+		}
+		want := linked[id]
+		if len(got) > len(want) && len(want) == 0 || len(got) == len(want)+1 && len(want) > 0 && !hasMessage(want) {
+			got = got[:len(want)] // the result as the child's message, when the vendor linked none
+		}
+		if len(got) != len(want) {
+			t.Errorf("Z2: child %s of %s holds %d linked frames, the replay linked %d", child, id, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("Z2: child %s frame %d:\n got %s\nwant %s", child, i, got[i], want[i])
+			}
+		}
+	}
+	for child, id := range children {
+		t.Logf("reopened %s: card %s -> child %s: %d frames (%d linked)", sid, id, child, len(run.z.loaded[child].updates), len(linked[id]))
+	}
+	return len(children)
+}
+
+func hasMessage(updates [][]byte) bool {
+	return slices.ContainsFunc(updates, func(u []byte) bool { return bytes.Contains(u, []byte(`"agent_message_chunk"`)) })
+}
+
+// stripMeta returns an update without its _meta (Zed's key and the
+// proxy's marks differ between the parent's copy and the child's).
+func stripMeta(upd []byte) []byte {
+	out, err := rawjson.Delete(upd, "_meta")
+	if err != nil {
+		return upd
+	}
+	return out
+}
+
+func mapKeys[M ~map[K]V, K comparable, V any](m M) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
