@@ -504,3 +504,58 @@ func mapKeys[M ~map[K]V, K comparable, V any](m M) func(func(K) bool) {
 		}
 	}
 }
+
+// FuzzZed feeds arbitrary frames, from either side, to a Zed client's
+// connection in the middle of a reopen (rules Z1-Z4: a launch call with
+// linked frames live, the parent's load pending, the child loaded)
+// through the whole module list: the router must not panic, a valid
+// JSON frame is never turned into invalid JSON, and a frame forwarded
+// as it is keeps its bytes (P1, P5).
+func FuzzZed(f *testing.F) {
+	launch := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"Copy","status":"pending","rawInput":{"description":"Copy","prompt":"Copy it"},"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`
+	linked := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"toolu_1"}}}}}`
+	for _, s := range []string{
+		launch, linked,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","content":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"t2","title":"Read","_meta":{"acp-normalize":{"parentToolCallId":"toolu_1"}}}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"x","_meta":{"acp-normalize":{"parentToolCallId":"toolu_1"}}}}}`,
+		`{"jsonrpc":"2.0","id":5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"session/load","params":{"sessionId":"` + childID + `"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"session/close","params":{"sessionId":"` + childID + `"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"session/load","params":{"sessionId":"acp-normalize-subagent-000000000000000000000000"}}`,
+	} {
+		f.Add([]byte(s), strings.Contains(s, `"session/load"`) || strings.Contains(s, `"session/close"`))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, fromClient bool) {
+		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []struct {
+			from  pipe.Side
+			frame string
+		}{
+			{pipe.Client, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed"}}}`},
+			{pipe.Agent, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`},
+			{pipe.Agent, launch}, {pipe.Agent, linked},
+			{pipe.Client, `{"jsonrpc":"2.0","id":5,"method":"session/load","params":{"sessionId":"s1"}}`},
+			{pipe.Agent, launch}, {pipe.Agent, linked},
+			{pipe.Client, `{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"` + childID + `"}}`},
+		} {
+			r.Handle(p.from, []byte(p.frame), nil)
+		}
+		from := pipe.Agent
+		if fromClient {
+			from = pipe.Client
+		}
+		in := bytes.Clone(frame)
+		for _, o := range r.Handle(from, frame, nil) {
+			if o.Op == "" && !bytes.Equal(o.Frame, in) {
+				t.Fatalf("P1: a forwarded frame changed:\n%s\n%s", in, o.Frame)
+			}
+			if json.Valid(in) && !json.Valid(o.Frame) {
+				t.Fatalf("invalid JSON written for %s:\n%s", in, o.Frame)
+			}
+		}
+	})
+}
