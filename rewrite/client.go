@@ -28,25 +28,10 @@ const (
 	// call's terminal status carries the snapshot alone, so what the
 	// client prints does not change (P7).
 	TraitReprintsFinished Trait = "reprints-finished"
-	// TraitSubagentInfo: the client draws a tool call that carries
-	// _meta.subagent_session_info as a subagent card and loads the
-	// child session it names with session/load when it builds a
-	// thread's view (Zed). It gets that key on the launch calls of a
-	// thread it reopens, and the proxy serves the child loads (rules
-	// Z1-Z3). Not on live calls: such a card shows no content until
-	// its child is loaded, which Zed does only on a reopen.
-	TraitSubagentInfo Trait = "subagent-session-info"
-	// TraitLiveContent: the client shows a running tool call's content
-	// and replaces it in place on each update (Zed's tool call card), so
-	// a subagent's progress lines on its launch call read as a live
-	// status (rule Z4).
-	TraitLiveContent Trait = "live-content"
 )
 
 // Traits lists every trait, for --client-traits and the docs.
-func Traits() []Trait {
-	return []Trait{TraitFinishedAsNew, TraitReprintsFinished, TraitSubagentInfo, TraitLiveContent}
-}
+func Traits() []Trait { return []Trait{TraitFinishedAsNew, TraitReprintsFinished} }
 
 // Emission is what the proxy may emit for a tool call (rule P7).
 type Emission uint8
@@ -90,6 +75,31 @@ type KnownClient struct {
 	// Seen says what the proxy's authors found in the client's code,
 	// briefly (docs/compatibility.md has the details).
 	Seen string
+	// SubagentCards: the client draws a tool call that carries
+	// _meta.subagent_session_info as a subagent card and loads the child
+	// session it names with session/load when it builds a thread's view
+	// (Zed), so it gets that key on the launch calls of a thread it
+	// reopens and the proxy serves the child (rules Z1-Z3).
+	// --zed-subagents overrides it. Not a Trait: it adds to what the
+	// client gets rather than allowing for how it reads standard ACP, and
+	// is not advertised in the initialize result.
+	SubagentCards bool
+	// LiveContent: the client shows a running tool call's content and
+	// replaces it in place on each update (Zed's tool call card), so a
+	// subagent's progress lines on its launch call read as a live status
+	// (rule Z4). --subagent-progress overrides it.
+	LiveContent bool
+}
+
+// KnownClientNamed returns the row of KnownClients for clientInfo.name
+// name (an exact match).
+func KnownClientNamed(name string) (KnownClient, bool) {
+	for _, k := range KnownClients() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return KnownClient{}, false
 }
 
 // KnownClients is the one table of known clients and their traits. The
@@ -109,7 +119,7 @@ func KnownClients() []KnownClient {
 		Name: "acpx", Product: "acpx", Traits: []Trait{TraitReprintsFinished},
 		Seen: "merges updates into the call it keeps (a status-less update keeps the status); its text output prints a finished call again when its title or output changes",
 	}, {
-		Name: "zed", Product: "Zed", Traits: []Trait{TraitSubagentInfo, TraitLiveContent},
+		Name: "zed", Product: "Zed", SubagentCards: true, LiveContent: true,
 		Seen: "updates the call it keeps in place; a status-less update keeps the status; shows a plain tool call's content; draws a call with _meta.subagent_session_info as a subagent card that shows only title and status until it has loaded the child, which it does only when it builds a reopened thread's view (so the key goes on replayed launch calls only, Z1)",
 	}}
 }

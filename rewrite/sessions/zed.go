@@ -13,7 +13,7 @@ import (
 )
 
 // Rules Z1-Z4: Zed's subagent cards and child threads, for a client that
-// reads Zed's own key (rewrite.TraitSubagentInfo) and did not opt in to
+// reads Zed's own key (rewrite.KnownClient.SubagentCards) and did not opt in to
 // Subagent Sessions. They live in the sessions module, not a module of
 // their own, for two reasons: S5 answers every client request naming a
 // synthesized child -32602 before any later module would see Zed's
@@ -114,7 +114,8 @@ func (r *rewriter) zedSetup() {
 	if r.optedIn {
 		return // the standard shape is the client's (S0-S8)
 	}
-	choose := func(opt string, trait rewrite.Trait) bool {
+	row, _ := rewrite.KnownClientNamed(r.env.Client.Name())
+	choose := func(opt string, table bool) bool {
 		switch v := r.env.Settings.String(opt); v {
 		case choiceOn:
 			return true
@@ -124,9 +125,9 @@ func (r *rewriter) zedSetup() {
 		default:
 			r.once(slog.LevelWarn, "bad "+opt, "unknown --"+opt+" value: auto used (give auto, on or off)", "rule", "Z1", "value", v)
 		}
-		return r.env.Client.Has(trait)
+		return table
 	}
-	key, progress := choose(ZedSubagentsOption, rewrite.TraitSubagentInfo), choose(SubagentProgressOption, rewrite.TraitLiveContent)
+	key, progress := choose(ZedSubagentsOption, row.SubagentCards), choose(SubagentProgressOption, row.LiveContent)
 	if !key && !progress {
 		return
 	}
