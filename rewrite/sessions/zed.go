@@ -294,7 +294,9 @@ func (r *rewriter) zedLoadChild(f *rewrite.Frame, sid string) rewrite.Verdict {
 				frames = append(frames, b)
 			}
 		}
-		if !said && k.result != "" {
+		// The call's content as the result, unless it only repeats the
+		// prompt (Cursor's, which C3 gives the call as its content).
+		if !said && k.result != "" && k.result != k.prompt {
 			r.send(&frames, sid, messageChunk{SessionUpdate: "agent_message_chunk", Content: textBlock{"text", k.result}})
 		}
 		for _, b := range frames {

@@ -475,9 +475,6 @@ func reopen(t *testing.T, run *zedRun, recs []pipe.Record, sid string, declared 
 			}
 		}
 	}
-	for child, id := range children {
-		t.Logf("reopened %s: card %s -> child %s: %d frames (%d linked)", sid, id, child, len(run.z.loaded[child].updates), len(linked[id]))
-	}
 	return len(children)
 }
 
@@ -558,4 +555,77 @@ func FuzzZed(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZedInfoParse pins the scripted client's reading of Zed's key: as
+// serde reads SubagentSessionInfo (message_start_index required and
+// unsigned; message_end_index absent, null or unsigned), so that the
+// recordings test cannot pass on a key Zed would ignore.
+func TestZedInfoParse(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		ok        bool
+	}{
+		{"the proxy's", `{"session_id":"c","message_start_index":0}`, true},
+		{"with an end", `{"session_id":"c","message_start_index":0,"message_end_index":3}`, true},
+		{"null end", `{"session_id":"c","message_start_index":0,"message_end_index":null}`, true},
+		{"no start", `{"session_id":"c"}`, false},
+		{"negative start", `{"session_id":"c","message_start_index":-1}`, false},
+		{"fractional start", `{"session_id":"c","message_start_index":0.5}`, false},
+		{"string start", `{"session_id":"c","message_start_index":"0"}`, false},
+		{"no session", `{"message_start_index":0}`, false},
+		{"not an object", `"c"`, false},
+	}
+	for _, tc := range tests {
+		if got := parseZedInfo([]byte(tc.raw)) != nil; got != tc.ok {
+			t.Errorf("%s: parsed = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+}
+
+// TestZ2KeptChildrenBounded: what the proxy keeps of child threads is
+// bounded (P6): past 16 MiB on a connection the oldest child goes first:
+// its load then gets only what the replay brought (the prompt) and {},
+// never an error; the newest child is still served whole; a child the
+// proxy never made gets an empty thread and {}.
+func TestZ2KeptChildrenBounded(t *testing.T) {
+	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed"}}}`), nil)
+	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`), nil)
+	text := strings.Repeat("x", 256<<10)
+	const children, chunks = 6, 12 // 3 MiB per child: 18 MiB in all
+	const childPrefix = "acp-normalize-subagent-"
+	var ids []string
+	for i := range children {
+		tc := fmt.Sprintf("toolu_%d", i)
+		r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"`+tc+`","title":"t","rawInput":{"prompt":"p"},"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`), nil)
+		for range chunks {
+			r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`+text+`"},"_meta":{"claudeCode":{"parentToolUseId":"`+tc+`"}}}}}`), nil)
+		}
+	}
+	// Reopen: the agent replays the launch calls only, so the children
+	// hold what was kept live.
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s1"}}`), nil)
+	for i := range children {
+		outs := r.Handle(pipe.Agent, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"toolu_%d","title":"t","rawInput":{"prompt":"p"},"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`, i)), nil)
+		id, _ := rawjson.LookupString(outs[0].Frame, "params", "update", "_meta", "subagent_session_info", "session_id")
+		ids = append(ids, id)
+	}
+	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil)
+	load := func(id string) []proxy.Out {
+		return r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"`+id+`"}}`), nil)
+	}
+	oldest, newest := load(ids[0]), load(ids[children-1])
+	if len(oldest) != 2 || !bytes.Contains(oldest[0].Frame, []byte(`"user_message_chunk"`)) || string(oldest[1].Frame) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("the oldest child, dropped, gave %d frames: want the prompt and {}", len(oldest))
+	}
+	if unknown := load(childPrefix + "000000000000000000000000"); len(unknown) != 1 || string(unknown[0].Frame) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("an unknown child gave %d frames, want {} alone", len(unknown))
+	}
+	if len(newest) != 1+1+chunks || !bytes.HasSuffix(newest[len(newest)-1].Frame, []byte(`"result":{}}`)) {
+		t.Errorf("the newest child gave %d frames, want the prompt, %d chunks and {}", len(newest), chunks)
+	}
 }

@@ -29,8 +29,6 @@ type progressLine struct {
 	status     string
 }
 
-func (p *progress) empty() bool { return len(p.lines) == 0 }
-
 func (p *progress) bytes() int64 {
 	n := int64(0)
 	for _, l := range p.lines {
