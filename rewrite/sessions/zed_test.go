@@ -13,9 +13,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // zedClient is a scripted client that behaves as Zed's ACP client does
@@ -205,24 +205,24 @@ func (th *zedThread) add(upd []byte) {
 // zedRun is one recording played to the scripted Zed client.
 type zedRun struct {
 	t      *testing.T
-	r      *proxy.Router
+	r      *route.Router
 	z      *zedClient
-	outs   []proxytest.Output
-	buf    []proxy.Out
+	outs   []routetest.Output
+	buf    []route.Out
 	nextID int
 }
 
-func (run *zedRun) feed(from pipe.Side, frame []byte) []proxy.Out {
+func (run *zedRun) feed(from pipe.Side, frame []byte) []route.Out {
 	run.t.Helper()
 	if from == pipe.Client {
 		run.z.sent(frame)
 	}
 	run.buf = run.r.Handle(from, frame, run.buf[:0])
-	outs := make([]proxy.Out, 0, len(run.buf))
+	outs := make([]route.Out, 0, len(run.buf))
 	for _, o := range run.buf {
 		o.Frame = bytes.Clone(o.Frame)
 		outs = append(outs, o)
-		run.outs = append(run.outs, proxytest.Output{Out: o})
+		run.outs = append(run.outs, routetest.Output{Out: o})
 		if o.To == pipe.Client {
 			run.z.receive(o.Frame)
 		}
@@ -284,7 +284,7 @@ func TestZedClientRecordings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := asZed(t, proxytest.ReadRecords(t, data))
+		recs := asZed(t, routetest.ReadRecords(t, data))
 		t.Run(vendor+"/"+name, func(t *testing.T) {
 			cards := playZed(t, schema, recs, optedIn(recs))
 			vendors[vendor] += cards
@@ -302,7 +302,7 @@ func TestZedClientRecordings(t *testing.T) {
 // threads showed.
 func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, declared bool) int {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: proxytest.Version})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: routetest.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, decla
 			continue
 		}
 		for _, o := range outs {
-			if p, ok := rawjson.LookupString(proxytest.Described(o.Frame), "_meta", "acp-normalize", "parentToolCallId"); ok && o.To == pipe.Client {
+			if p, ok := rawjson.LookupString(routetest.Described(o.Frame), "_meta", "acp-normalize", "parentToolCallId"); ok && o.To == pipe.Client {
 				tag, _ := rawjson.LookupString(o.Frame, "params", "update", "sessionUpdate")
 				if tag == "agent_message_chunk" || tag == "tool_call" {
 					linkedLive[p] = true
@@ -524,7 +524,7 @@ func FuzzZed(f *testing.F) {
 		f.Add([]byte(s), strings.Contains(s, `"session/load"`) || strings.Contains(s, `"session/close"`))
 	}
 	f.Fuzz(func(t *testing.T, frame []byte, fromClient bool) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+		r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -589,7 +589,7 @@ func TestZedInfoParse(t *testing.T) {
 // never an error; the newest child is still served whole; a child the
 // proxy never made gets an empty thread and {}.
 func TestZ2KeptChildrenBounded(t *testing.T) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,7 +615,7 @@ func TestZ2KeptChildrenBounded(t *testing.T) {
 		ids = append(ids, id)
 	}
 	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil)
-	load := func(id string) []proxy.Out {
+	load := func(id string) []route.Out {
 		return r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"`+id+`"}}`), nil)
 	}
 	oldest, newest := load(ids[0]), load(ids[children-1])
