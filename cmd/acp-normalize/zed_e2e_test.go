@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -145,6 +146,20 @@ func TestZedE2E(t *testing.T) {
 		}
 		if r.To == "agent" && bytes.Contains(r.Frame, []byte(child)) {
 			t.Errorf("Z2: the child's id reached the agent: %s", r.Frame)
+		}
+	}
+}
+
+// TestZedOptionsUsage: --zed-subagents and --subagent-progress take
+// auto, on or off; anything else is a usage error (exit 2, one line
+// naming the choices), not a silent default.
+func TestZedOptionsUsage(t *testing.T) {
+	for _, arg := range []string{"--zed-subagents=yes", "--subagent-progress=true"} {
+		cmd := exec.Command(proxyBinary, arg, "--", "true")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !bytes.Contains(out, []byte("auto, on, off")) {
+			t.Errorf("%s: err %v, output %q: want exit 2 naming auto, on, off", arg, err, out)
 		}
 	}
 }

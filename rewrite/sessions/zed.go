@@ -530,11 +530,13 @@ func zedOptions() []rewrite.Option {
 		Usage:   "Zed's subagent cards and child threads (rules Z1-Z3): auto (the known-client table: Zed), on (any client that did not opt in to Subagent Sessions), off",
 		Kind:    rewrite.StringOption,
 		Default: choiceAuto,
+		Choices: []string{choiceAuto, choiceOn, choiceOff},
 	}, {
 		Name:    SubagentProgressOption,
 		Usage:   "a subagent's progress lines on its launch call's content (rule Z4): auto (the known-client table: Zed), on (any client that did not opt in to Subagent Sessions), off",
 		Kind:    rewrite.StringOption,
 		Default: choiceAuto,
+		Choices: []string{choiceAuto, choiceOn, choiceOff},
 	}}
 }
 
