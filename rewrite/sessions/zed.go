@@ -160,6 +160,7 @@ func (r *rewriter) zedAgentInit(f *rewrite.Frame) {
 	if r.zed == nil {
 		return
 	}
+	r.env.Unwatch(`"loadSession"`) // said once per connection
 	v, _ := f.Lookup("result", "agentCapabilities", "loadSession")
 	r.zed.loadOK = string(v) == "true"
 	if r.zed.key && !r.zed.loadOK {

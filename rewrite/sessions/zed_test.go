@@ -359,6 +359,9 @@ func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, decla
 	for _, sid := range sessions {
 		cards += reopen(t, run, recs, sid, declared)
 	}
+	if len(run.z.dropped) > 0 || len(run.z.stranded) > 0 {
+		t.Errorf("reopened: Zed dropped %d notification(s) and would refuse %d request(s): %q %q", len(run.z.dropped), len(run.z.stranded), run.z.dropped, run.z.stranded)
+	}
 	return cards
 }
 
