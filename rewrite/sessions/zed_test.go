@@ -266,7 +266,9 @@ func asZed(t *testing.T, recs []pipe.Record) []pipe.Record {
 //     to the call, in order;
 //   - every frame Zed gets matches the ACP schema.
 //
-// A recording whose client opted in to Subagent Sessions gets none of it.
+// A recording whose client opted in to Subagent Sessions gets none of it;
+// those of the agents that ignore the opt-in (Gemini CLI, OpenCode, Qwen
+// Code) are played again without it, as Zed, which never opts in.
 func TestZedClientRecordings(t *testing.T) {
 	schema := rewritetest.LoadSchema(t)
 	files, err := filepath.Glob(filepath.Join(capturesRoot, "*", "*.jsonl"))
@@ -285,16 +287,55 @@ func TestZedClientRecordings(t *testing.T) {
 			t.Fatal(err)
 		}
 		recs := asZed(t, routetest.ReadRecords(t, data))
+		declared := optedIn(recs)
 		t.Run(vendor+"/"+name, func(t *testing.T) {
-			cards := playZed(t, schema, recs, optedIn(recs))
+			cards := playZed(t, schema, recs, declared)
 			vendors[vendor] += cards
 		})
+		if declared && ignoresOptIn[vendor] {
+			// Zed never opts in; these agents send the same frames
+			// either way (TestCaptures), so the recording is also what
+			// Zed would get.
+			t.Run(vendor+"/"+name+"/as-zed", func(t *testing.T) {
+				vendors[vendor] += playZed(t, schema, withoutOptIn(t, recs), false)
+			})
+		}
 	}
 	for _, v := range []string{"claude", "codex", "cursor", "gemini", "opencode", "qwen"} {
 		if vendors[v] == 0 {
 			t.Errorf("no subagent card for %s in any recording", v)
 		}
 	}
+}
+
+// ignoresOptIn are the vendors whose recorded agents ignore
+// clientCapabilities.subagents (docs/compatibility.md, "Subagent
+// sessions").
+var ignoresOptIn = map[string]bool{"gemini": true, "opencode": true, "qwen": true}
+
+// withoutOptIn returns recs with the client's initialize declaring no
+// Subagent Sessions (either spelling), as Zed's does.
+func withoutOptIn(t *testing.T, recs []pipe.Record) []pipe.Record {
+	t.Helper()
+	out := slices.Clone(recs)
+	for i, rec := range out {
+		if env := pipe.Peek(rec.Frame); rec.From == pipe.Client && string(env.Method) == "initialize" {
+			f, err := rawjson.Delete(rec.Frame, "params", "clientCapabilities", "subagents")
+			if err == nil {
+				if _, ok := rawjson.Lookup(f, "params", "clientCapabilities", "_meta", "subagents"); ok {
+					f, err = rawjson.Delete(f, "params", "clientCapabilities", "_meta", "subagents")
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i].Frame = f
+		}
+	}
+	if optedIn(out) {
+		t.Fatal("the opt-in is still there")
+	}
+	return out
 }
 
 // playZed plays one recording to the scripted client (see
