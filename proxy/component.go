@@ -416,15 +416,8 @@ func (w wrapWriter) WriteFrames(frames [][]byte, flush bool) error {
 // WriteRun wraps each frame of run (each followed by "\n").
 func (w wrapWriter) WriteRun(run []byte) error {
 	var frames [][]byte
-	for len(run) > 0 {
-		i := bytes.IndexByte(run, '\n')
-		if i < 0 {
-			i = len(run)
-			frames = append(frames, run)
-			break
-		}
-		frames = append(frames, run[:i])
-		run = run[i+1:]
+	for line := range bytes.Lines(run) {
+		frames = append(frames, bytes.TrimSuffix(line, []byte{'\n'}))
 	}
 	return w.WriteFrames(frames, false)
 }
