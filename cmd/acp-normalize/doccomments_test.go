@@ -20,15 +20,16 @@ type goPackage struct {
 	dir, name string
 	files     map[string]bool // every file of the folder, by base name
 	doc       string          // the package comment
+	docFile   string          // the file that holds it
 	// decls holds the package-level names; members the methods and
 	// fields by their type's name ("Call" -> {"Annotate", "Snap", ...}).
 	decls   map[string]bool
 	members map[string]map[string]bool
 }
 
-// TestPackageDocsNameWhatExists: a package comment that names a file or an
-// identifier names one that exists, so that a newcomer led by a doc.go
-// finds what it says. Checked in each package's comment:
+// TestPackageDocsNameWhatExists: every package's comment is in its doc.go,
+// and names only files and identifiers that exist, so that a newcomer led
+// by a doc.go finds what it says. Checked in each package's comment:
 //
 //   - every word "name.go" (or "dir/name.go"): a file of the package's
 //     folder, or a path from the repository's root or from that folder;
@@ -64,7 +65,9 @@ func TestPackageDocsNameWhatExists(t *testing.T) {
 	}
 	checked := 0
 	for _, p := range pkgs {
-		if p.doc == "" {
+		// One place to read: doc.go holds the package comment.
+		if p.docFile != "doc.go" || !strings.HasPrefix(p.doc, "Package "+p.name+" ") && p.name != "main" {
+			t.Errorf("%s: the package comment is in %q, not doc.go, or does not start \"Package %s\"", p.dir, p.docFile, p.name)
 			continue
 		}
 		for _, file := range goFileWords.FindAllString(p.doc, -1) {
@@ -180,8 +183,8 @@ func modulePackages(t *testing.T) []*goPackage {
 		if !strings.HasSuffix(f.Name.Name, "_test") {
 			p.name = f.Name.Name
 		}
-		if f.Doc != nil && (p.doc == "" || d.Name() == "doc.go") {
-			p.doc = f.Doc.Text()
+		if f.Doc != nil && !strings.HasSuffix(f.Name.Name, "_test") && (p.doc == "" || d.Name() == "doc.go") {
+			p.doc, p.docFile = f.Doc.Text(), d.Name()
 		}
 		declare(p, f)
 		return nil
