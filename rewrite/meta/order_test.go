@@ -24,7 +24,7 @@ import (
 // Further, Advance, Follow, Keep, Detach) instead. A comparison with ""
 // (is there a status at all?) and a switch that maps a status to another
 // vocabulary (sessions' child states) are no order and stay with the
-// modules.
+// modules. Likewise the V3 title: only rewrite/launch calls meta.Title.
 func TestStatusesComparedOnlyHere(t *testing.T) {
 	const module = "github.com/acp-normalize/acp-normalize/"
 	const metaPath = module + "rewrite/meta"
@@ -67,13 +67,14 @@ func TestStatusesComparedOnlyHere(t *testing.T) {
 		}
 		return os.Open(file)
 	})
-	checked := 0
+	checked, sawMeta := 0, false
 	for dir, files := range dirs {
-		path := module + filepath.ToSlash(filepath.Join("rewrite", dir))
+		path := module + filepath.ToSlash(filepath.Join("rewrite", "meta", dir))
 		if path == metaPath {
+			sawMeta = true
 			continue
 		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
 		conf := types.Config{Importer: imp}
 		if _, err := conf.Check(path, fset, files, info); err != nil {
 			t.Fatalf("type-checking %s: %v", dir, err)
@@ -107,10 +108,17 @@ func TestStatusesComparedOnlyHere(t *testing.T) {
 					if strings.EqualFold(n.Sel.Name, "rank") && isStatus(n.X) {
 						t.Errorf("%s: a status's rank outside rewrite/meta", fset.Position(n.Pos()))
 					}
+					// The V3 title and its state are the launch kit's.
+					if obj := info.Uses[n.Sel]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == metaPath && obj.Name() == "Title" && path != module+"rewrite/launch" {
+						t.Errorf("%s: meta.Title outside rewrite/launch: a launch call's V3 title is launch.Call.Annotate's", fset.Position(n.Pos()))
+					}
 				}
 				return true
 			})
 		}
+	}
+	if !sawMeta {
+		t.Fatal("rewrite/meta not among the packages found: the import paths are wrong")
 	}
 	if checked < 20 {
 		t.Fatalf("only %d files of rewrite/ checked", checked)
