@@ -370,7 +370,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 			}
 		}
 	}
-	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && zc.sentProgress != "" && !ended(cl.status) &&
+	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && zc.sentProgress != "" && !cl.status.Ended() &&
 		r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitAll {
 		c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "content"}, Value: withProgress(zc.vendorContent, zc.sentProgress)})
 	}
@@ -425,7 +425,7 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 		return
 	}
 	text := zc.progress.render()
-	if text == zc.sentProgress || !zc.contentKnown || ended(cl.status) || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll {
+	if text == zc.sentProgress || !zc.contentKnown || cl.status.Ended() || r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) != rewrite.EmitAll {
 		z.calls.Resize(key)
 		return
 	}
