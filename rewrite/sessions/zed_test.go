@@ -212,7 +212,10 @@ type zedRun struct {
 	nextID int
 }
 
-func (run *zedRun) feed(from pipe.Side, frame []byte) []route.Out {
+// feed hands the router a frame; seq is the recording's number of it
+// (0 for a frame the test makes), so that a frame forwarded unchanged is
+// pinned as its seq (compact).
+func (run *zedRun) feed(from pipe.Side, frame []byte, seq int64) []route.Out {
 	run.t.Helper()
 	if from == pipe.Client {
 		run.z.sent(frame)
@@ -222,7 +225,7 @@ func (run *zedRun) feed(from pipe.Side, frame []byte) []route.Out {
 	for _, o := range run.buf {
 		o.Frame = bytes.Clone(o.Frame)
 		outs = append(outs, o)
-		run.outs = append(run.outs, routetest.Output{Out: o})
+		run.outs = append(run.outs, routetest.Output{Out: o, In: pipe.Record{Seq: seq}})
 		if o.To == pipe.Client {
 			run.z.receive(o.Frame)
 		}
@@ -266,6 +269,10 @@ func asZed(t *testing.T, recs []pipe.Record) []pipe.Record {
 //     to the call, in order;
 //   - every frame Zed gets matches the ACP schema.
 //
+// What Zed gets, live and reopened, is pinned byte for byte in
+// testdata/captures/<vendor>-<capture>.zed.jsonl (a frame forwarded
+// unchanged as its input's seq; go test -update rewrites them).
+//
 // A recording whose client opted in to Subagent Sessions gets none of it;
 // those of the agents that ignore the opt-in (Gemini CLI, OpenCode, Qwen
 // Code) are played again without it, as Zed, which never opts in.
@@ -289,15 +296,20 @@ func TestZedClientRecordings(t *testing.T) {
 		recs := asZed(t, routetest.ReadRecords(t, data))
 		declared := optedIn(recs)
 		t.Run(vendor+"/"+name, func(t *testing.T) {
-			cards := playZed(t, schema, recs, declared)
+			cards, outs := playZed(t, schema, recs, declared)
 			vendors[vendor] += cards
+			if !declared {
+				rewritetest.CheckFile(t, filepath.Join("testdata", "captures", vendor+"-"+name+".zed.jsonl"), compact(outs))
+			}
 		})
 		if declared && ignoresOptIn[vendor] {
 			// Zed never opts in; these agents send the same frames
 			// either way (TestCaptures), so the recording is also what
 			// Zed would get.
 			t.Run(vendor+"/"+name+"/as-zed", func(t *testing.T) {
-				vendors[vendor] += playZed(t, schema, withoutOptIn(t, recs), false)
+				cards, outs := playZed(t, schema, withoutOptIn(t, recs), false)
+				vendors[vendor] += cards
+				rewritetest.CheckFile(t, filepath.Join("testdata", "captures", vendor+"-"+name+".as-zed.zed.jsonl"), compact(outs))
 			})
 		}
 	}
@@ -341,7 +353,7 @@ func withoutOptIn(t *testing.T, recs []pipe.Record) []pipe.Record {
 // playZed plays one recording to the scripted client (see
 // TestZedClientRecordings) and returns how many cards the reopened
 // threads showed.
-func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, declared bool) int {
+func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, declared bool) (int, []routetest.Output) {
 	t.Helper()
 	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: routetest.Version})
 	if err != nil {
@@ -350,7 +362,7 @@ func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, decla
 	run := &zedRun{t: t, r: r, z: newZedClient(t, schema)}
 	linkedLive := map[string]bool{} // launch calls the vendor linked frames to, live
 	for _, rec := range recs {
-		outs := run.feed(rec.From, rec.Frame)
+		outs := run.feed(rec.From, rec.Frame, rec.Seq)
 		if rec.From != pipe.Agent {
 			continue
 		}
@@ -371,7 +383,7 @@ func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, decla
 				t.Errorf("Z1, Z4: a client that opted in got Zed's key or progress: %s", o.Frame)
 			}
 		}
-		return 0
+		return 0, run.outs
 	}
 	for _, o := range run.outs {
 		if o.To == pipe.Client && bytes.Contains(o.Frame, []byte(`"subagent_session_info"`)) {
@@ -403,7 +415,7 @@ func playZed(t *testing.T, schema *rewritetest.Schema, recs []pipe.Record, decla
 	if len(run.z.dropped) > 0 || len(run.z.stranded) > 0 {
 		t.Errorf("reopened: Zed dropped %d notification(s) and would refuse %d request(s): %q %q", len(run.z.dropped), len(run.z.stranded), run.z.dropped, run.z.stranded)
 	}
-	return cards
+	return cards, run.outs
 }
 
 // reopen reopens session sid in the scripted client (Z3) and checks its
@@ -414,16 +426,16 @@ func reopen(t *testing.T, run *zedRun, recs []pipe.Record, sid string, declared 
 	loadID := strconv.Quote("zed-load-" + strconv.Itoa(run.nextID))
 	load := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"session/load","params":{"sessionId":%s,"cwd":"/work","mcpServers":[]}}`, loadID, strconv.Quote(sid))
 	start := len(run.outs)
-	run.feed(pipe.Client, []byte(load))
+	run.feed(pipe.Client, []byte(load), 0)
 	for _, rec := range recs {
 		if rec.From != pipe.Agent || string(pipe.Peek(rec.Frame).Method) != "session/update" {
 			continue
 		}
 		if s, _ := rawjson.LookupString(rec.Frame, "params", "sessionId"); s == sid {
-			run.feed(pipe.Agent, rec.Frame)
+			run.feed(pipe.Agent, rec.Frame, rec.Seq)
 		}
 	}
-	run.feed(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":`+loadID+`,"result":{}}`))
+	run.feed(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":`+loadID+`,"result":{}}`), 0)
 	if !run.z.answered[loadID] {
 		t.Fatalf("Z3: the load of %s was not answered", sid)
 	}
@@ -483,7 +495,7 @@ func reopen(t *testing.T, run *zedRun, recs []pipe.Record, sid string, declared 
 		run.nextID++
 		cid := strconv.Quote("zed-load-" + strconv.Itoa(run.nextID))
 		before := len(run.outs)
-		run.feed(pipe.Client, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"session/load","params":{"sessionId":%s,"cwd":"/work","mcpServers":[]}}`, cid, strconv.Quote(child))))
+		run.feed(pipe.Client, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"session/load","params":{"sessionId":%s,"cwd":"/work","mcpServers":[]}}`, cid, strconv.Quote(child))), 0)
 		for _, o := range run.outs[before:] {
 			if o.To == pipe.Agent {
 				t.Errorf("Z2: the load of child %s reached the agent: %s", child, o.Frame)
