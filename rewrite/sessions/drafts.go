@@ -29,6 +29,11 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 		r.once(slog.LevelWarn, "spawn without child", "subagent_spawned without subagentSessionId dropped", "rule", "S6", "sessionId", sid)
 		return v, nil
 	}
+	if !r.mayBeChild(sid, kid) {
+		r.once(slog.LevelInfo, "not a child\x00"+kid, "a draft announces the client's own session, or the session it is sent on, as a subagent: dropped",
+			"rule", "S7", "sessionId", sid, "subagentSessionId", kid)
+		return v, nil
+	}
 	names := r.draftNames(upd)
 	tcid := names.toolCallID
 	key := launch.Key{Session: sid, ToolCallID: tcid}
@@ -68,6 +73,9 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: kid, Title: name, State: &childState{State: "running"}}
 	if task != prompt {
 		u.Description = task
+	}
+	if prompt == "" {
+		prompt = task // what the child was asked, when the draft says no more (S6)
 	}
 	if caps, ok := rawjson.Lookup(upd, "capabilities", "cancel"); ok && rawjson.FirstByte(caps) == '{' {
 		u.Capabilities = &capabilities{Cancel: &struct{}{}}
@@ -250,6 +258,17 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 // child is hidden from it (S7).
 func (r *rewriter) nativeUpdate(sid string, upd []byte) rewrite.Verdict {
 	id, _ := rawjson.LookupString(upd, "sessionId")
+	if !r.mayBeChild(sid, id) {
+		// The client's own session, or the one it is sent on, is no
+		// child: not recorded as one (S7, P6); an opted-in client gets
+		// the agent's frame as it came (S3).
+		r.once(slog.LevelInfo, "not a child\x00"+id, "a subagent_update announces the client's own session, or the session it is sent on, as a subagent: not taken for a child",
+			"rule", "S7", "sessionId", sid, "childSessionId", id)
+		if r.optedIn {
+			return rewrite.Verdict{}
+		}
+		return r.unasked("subagent_update", sid)
+	}
 	if r.optedIn {
 		if _, known := r.children.Get(id); !known && id != "" {
 			r.children.Put(id, &child{parent: sid, root: r.rootOf(sid), agentSession: sid})

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"strconv"
-	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -30,16 +29,6 @@ func childID(parent, toolCallID string, n int) string {
 	h.Write([]byte{0})
 	h.Write([]byte(strconv.Itoa(n)))
 	return childPrefix + hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// synthesized reports whether a session id is one the proxy made.
-func synthesized(sid string) bool {
-	rest, ok := strings.CutPrefix(sid, childPrefix)
-	if !ok || len(rest) != 24 {
-		return false
-	}
-	_, err := hex.DecodeString(rest)
-	return err == nil
 }
 
 // launchFrame handles a frame of a launch call (the object at obj of the
