@@ -57,14 +57,23 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	if cl != nil {
 		session = cl.session
 	}
-	r.children.Put(kid, &child{parent: session, root: r.rootOf(session), agentSession: sid, toolCallID: tcid, hidden: !r.optedIn})
+	name, _ := rawjson.LookupString(upd, "name")
+	task, _ := rawjson.LookupString(upd, "task")
+	prompt, _ := rawjson.LookupString(upd, "prompt")
+	r.children.Put(kid, &child{parent: session, root: r.rootOf(session), agentSession: sid, toolCallID: tcid, hidden: !r.optedIn,
+		airSpawned: r.air == airNative, airPrompt: prompt != ""})
 	if !r.optedIn {
 		r.watch(kid)
 		return r.foldUpdate(v, cl, key)
 	}
-	name, _ := rawjson.LookupString(upd, "name")
-	task, _ := rawjson.LookupString(upd, "task")
-	prompt, _ := rawjson.LookupString(upd, "prompt")
+	if r.air == airNative {
+		// AIR reads the agent's own draft as it came (J1); the launch
+		// call's snapshot still learns what it says (S6).
+		if cl != nil {
+			cl.promptSent = true
+		}
+		return r.foldUpdate(rewrite.Verdict{}, cl, key)
+	}
 	if prompt == "" && cl != nil && cl.has() {
 		if s, err := cl.sub(); err == nil {
 			prompt = deref(s.Prompt)
@@ -194,7 +203,7 @@ func (r *rewriter) foldUpdate(v rewrite.Verdict, cl *call, key launch.Key) (rewr
 	}
 	cl.setSub(&folded)
 	r.calls.Resize(key)
-	b, err := snapshotUpdate(cl, key.ToolCallID)
+	b, err := r.snapshotUpdate(cl, key.ToolCallID)
 	if err != nil {
 		return v, rewrite.RuleErrorf("S6", "%w", err)
 	}
@@ -234,7 +243,23 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 		r.once(slog.LevelInfo, "draft state "+word, "subagent_state_update with an unknown state dropped", "rule", "S6", "state", word)
 		return v, nil
 	}
-	if r.optedIn {
+	if r.air == airNative {
+		// AIR: the end once, on the parent, naming the child (J1); the
+		// agent's frame as it came when it has that form already.
+		if ch.airEnded || word == "running" {
+			// nothing: AIR's draft states are ends, each child has one
+		} else if sub, _ := rawjson.LookupString(upd, "subagentSessionId"); sid == ch.parent && sub != "" {
+			v = rewrite.Verdict{}
+			ch.airEnded = true
+		} else {
+			ch.airEnded = true
+			b, err := sessionUpdateFrame(ch.parent, stateDraft{SessionUpdate: "subagent_state_update", SubagentSessionID: id, State: word})
+			if err != nil {
+				return v, rewrite.RuleErrorf("J1", "%w", err)
+			}
+			v.Send(pipe.Client, b)
+		}
+	} else if r.optedIn {
 		b, err := sessionUpdateFrame(ch.parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: id, State: &st})
 		if err != nil {
 			return v, rewrite.RuleErrorf("S6", "%w", err)
@@ -272,6 +297,9 @@ func (r *rewriter) nativeUpdate(sid string, upd []byte) rewrite.Verdict {
 	if r.optedIn {
 		if _, known := r.children.Get(id); !known && id != "" {
 			r.children.Put(id, &child{parent: sid, root: r.rootOf(sid), agentSession: sid})
+		}
+		if r.air == airNative {
+			return r.airNativeUpdate(sid, upd) // J1
 		}
 		return rewrite.Verdict{}
 	}

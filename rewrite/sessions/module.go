@@ -39,7 +39,7 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 		// Quoted, so that a mention inside a string (escaped \") never
 		// matches: a chunk of the main agent's text is never decoded.
 		Triggers: []string{
-			`"initialize"`,            // the client's opt-in (S0)
+			`"initialize"`,            // the client's opt-in (S0, J1); the agent's answer has the advertisement's "acp-normalize"
 			`"` + metaKey + `"`,       // snapshots and parent links the vendor modules added (S4, S5, S8)
 			`"` + childPrefix,         // client frames naming a synthesized child (S5)
 			`"subagent_spawned"`,      // the draft dialect (S6)
@@ -106,6 +106,8 @@ type rewriter struct {
 	// watchingAnswers: answersWatch is watched for a session/new or
 	// session/fork answer.
 	watchingAnswers bool
+	// air is what the client declared of JetBrains AIR (J1).
+	air airMode
 }
 
 func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
@@ -134,6 +136,9 @@ func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
 	if env.Kind == pipe.Response && f.From == pipe.Agent {
+		if f.Initialize && r.air == airNative {
+			return r.airAnswer(f)
+		}
 		return r.agentAnswer(f, env)
 	}
 	if env.Kind != pipe.Request && env.Kind != pipe.Notification {

@@ -183,6 +183,9 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if err := r.launchFrame(&c, launch.Key{Session: sid, ToolCallID: id}, session, "", mk.snapshot, nil, toolCallPath); err != nil {
 			return rewrite.Verdict{}, err
 		}
+		if r.air == airMarker {
+			r.airMark(&c, f.Raw, toolCallPath) // J1
+		}
 	}
 	return c.verdict(f.Raw)
 }

@@ -55,7 +55,11 @@ func (r *rewriter) turnEnded(sid string, cancel bool) rewrite.Verdict {
 		cl, _ := r.calls.Get(k)
 		cl.state = st
 		var frames [][]byte
-		r.send(&frames, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child, State: &st})
+		u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child, State: &st, airState: "disconnected"}
+		if cancel {
+			u.airState = "cancelled"
+		}
+		r.send(&frames, cl.session, u)
 		for _, b := range frames {
 			v.Send(pipe.Client, b)
 		}

@@ -1,0 +1,98 @@
+package sessions_test
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+const airNativeInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions"]}}}},"clientInfo":{"name":"AIR"}}}`
+
+// TestJ1InitializeAnswer: AIR with native child sessions learns from the
+// initialize answer that they are on: result._meta.jetbrains.air names
+// nativeSubagentSessions, merged with what the agent said there (its
+// version, its list, its other keys kept), never replacing it; a value
+// the proxy cannot merge into is left as the agent sent it, with one
+// warn line.
+func TestJ1InitializeAnswer(t *testing.T) {
+	tests := []struct{ name, result, want string }{
+		{"nothing said", `{"protocolVersion":1}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"_meta null", `{"protocolVersion":1,"_meta":null}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"other _meta kept", `{"protocolVersion":1,"_meta":{"steering":{"supported":true}}}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"jetbrains without air", `{"protocolVersion":1,"_meta":{"jetbrains":{"x":1}}}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"the agent's list kept", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["sessionFailure"],"goal":{"version":1}}}}}`, `{"version":1,"capabilities":["sessionFailure","nativeSubagentSessions"],"goal":{"version":1}}`},
+		{"an empty list", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":[]}}}}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"already named", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions"]}}}}`, `{"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"air without a list or version", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"goal":{}}}}}`, `{"goal":{},"version":1,"capabilities":["nativeSubagentSessions"]}`},
+		{"a list that is no array", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":"all"}}}}`, `{"version":1,"capabilities":"all"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := rewritetest.NewLogRecorder()
+			r := newRouter(t, logs)
+			outs := r.Handle(pipe.Client, []byte(airNativeInit), nil)
+			if len(outs) != 1 || !bytes.Contains(outs[0].Frame, []byte(`"subagents":{}`)) || !bytes.Contains(outs[0].Frame, []byte(`"jetbrains":{"air"`)) {
+				t.Fatalf("the agent is not asked for child sessions with the AIR declaration kept: %v", outs)
+			}
+			outs = r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":`+tt.result+`}`), nil)
+			if len(outs) != 1 {
+				t.Fatalf("%d outputs", len(outs))
+			}
+			got, _ := rawjson.Lookup(outs[0].Frame, "result", "_meta", "jetbrains", "air")
+			if string(got) != tt.want {
+				t.Errorf("result._meta.jetbrains.air = %s, want %s\n%s", got, tt.want, outs[0].Frame)
+			}
+			if other, ok := rawjson.Lookup(outs[0].Frame, "result", "_meta", "steering"); tt.name == "other _meta kept" && (!ok || string(other) != `{"supported":true}`) {
+				t.Errorf("the agent's other _meta keys lost: %s", outs[0].Frame)
+			}
+			warned := len(logs.Find(slog.LevelWarn, "nativeSubagentSessions not advertised")) > 0
+			if warned != (tt.name == "a list that is no array") {
+				t.Errorf("warned %v", warned)
+			}
+		})
+	}
+}
+
+// TestJ1DraftsOnlyForAIR: the draft kinds reach only AIR with native
+// child sessions (J1, P3): an opted-in client gets the standard shape,
+// AIR without the capability and any other client nothing of them.
+func TestJ1DraftsOnlyForAIR(t *testing.T) {
+	spawn := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_spawned","subagentSessionId":"c1","name":"Lint","task":"Lint it","capabilities":{}}}}`
+	for _, tt := range []struct {
+		name, init string
+		drafts     bool
+	}{
+		{"AIR native", airNativeInit, true},
+		{"AIR without native sessions", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":[]}}}}}}`, false},
+		{"opted in", optedInInit, false},
+		{"plain", plainInit, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, tt.init, "s1")
+			outs := r.Handle(pipe.Agent, []byte(spawn), nil)
+			outs = append(outs, r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"c1","update":{"sessionUpdate":"subagent_state_update","state":"completed"}}}`), nil)...)
+			var drafts int
+			for _, o := range outs {
+				if bytes.Contains(o.Frame, []byte(`"subagent_spawned"`)) || bytes.Contains(o.Frame, []byte(`"subagent_state_update"`)) {
+					drafts++
+				}
+			}
+			if tt.drafts != (drafts == 2) || !tt.drafts && drafts > 0 {
+				t.Errorf("%d draft frames reached the client: %v", drafts, outs)
+			}
+			if tt.drafts {
+				// Cursor's end comes on the child without its id: AIR gets it
+				// on the parent, naming the child.
+				last := outs[len(outs)-1].Frame
+				if sid, _ := rawjson.LookupString(last, "params", "sessionId"); sid != "s1" || !bytes.Contains(last, []byte(`"subagentSessionId":"c1"`)) {
+					t.Errorf("the end is not on the parent naming the child: %s", last)
+				}
+			}
+		})
+	}
+}
