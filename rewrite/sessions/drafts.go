@@ -30,7 +30,7 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 		return v, nil
 	}
 	if !r.mayBeChild(sid, kid) {
-		r.once(slog.LevelInfo, "not a child\x00"+kid, "a draft announces the client's own session, or the session it is sent on, as a subagent: dropped",
+		r.once(slog.LevelInfo, "not a child\x00"+kid, "a draft announces a session that is no child of its (the client's own, the one it is sent on, or one the proxy made) as a subagent: dropped",
 			"rule", "S7", "sessionId", sid, "subagentSessionId", kid)
 		return v, nil
 	}
@@ -223,8 +223,10 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 		id = sid
 	}
 	ch, ok := r.children.Get(id)
-	if !ok {
-		r.once(slog.LevelInfo, "state for unknown child", "subagent_state_update for a child never spawned dropped", "rule", "S6", "sessionId", sid)
+	if !ok || ch.synthesized {
+		// A child the proxy made has the state of its launch call (S4),
+		// whatever a draft says of it.
+		r.once(slog.LevelInfo, "state for unknown child", "subagent_state_update for a child the agent never spawned dropped", "rule", "S6", "sessionId", sid)
 		return v, nil
 	}
 	word, _ := rawjson.LookupString(upd, "state")
@@ -287,7 +289,7 @@ func (r *rewriter) nativeUpdate(sid string, upd []byte) rewrite.Verdict {
 		// The client's own session, or the one it is sent on, is no
 		// child: not recorded as one (S7, P6); an opted-in client gets
 		// the agent's frame as it came (S3).
-		r.once(slog.LevelInfo, "not a child\x00"+id, "a subagent_update announces the client's own session, or the session it is sent on, as a subagent: not taken for a child",
+		r.once(slog.LevelInfo, "not a child\x00"+id, "a subagent_update announces a session that is no child of its (the client's own, the one it is sent on, or one the proxy made) as a subagent: not taken for a child",
 			"rule", "S7", "sessionId", sid, "childSessionId", id)
 		if r.optedIn {
 			return rewrite.Verdict{}

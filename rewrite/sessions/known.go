@@ -74,10 +74,10 @@ func (r *rewriter) made(sid string) bool {
 }
 
 // mayBeChild reports whether the agent may announce kid as a child of
-// sid: never the session it is announced on, nor a session of the
-// client's (S7).
+// sid: never the session it is announced on, a session of the client's
+// (S7), nor a child the proxy made (S5: the agent has no such session).
 func (r *rewriter) mayBeChild(sid, kid string) bool {
-	return kid != "" && kid != sid && !r.clientKnows(kid)
+	return kid != "" && kid != sid && !r.clientKnows(kid) && !r.made(kid)
 }
 
 // answersWatch is the trigger that hands the module the agent's answer

@@ -147,3 +147,32 @@ func TestS5OwnChildByWhatTheProxyMade(t *testing.T) {
 		}
 	}
 }
+
+// TestS5DraftCannotTakeTheProxysChild: a draft that names a child the
+// proxy made as the agent's own does not take it over: the client's
+// request on that child is still answered by the proxy (S5), since the
+// agent has no such session.
+func TestS5DraftCannotTakeTheProxysChild(t *testing.T) {
+	r := newRouter(t, rewritetest.NewLogRecorder())
+	handshake(t, r, optedInInit, "s1")
+	r.Handle(pipe.Agent, []byte(launchCall), nil)
+	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_spawned","subagentSessionId":"`+childID+`","name":"x","task":"y","capabilities":{}}}}`), nil)
+	outs := r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":12,"method":"session/prompt","params":{"sessionId":"`+childID+`","prompt":[]}}`), nil)
+	if len(outs) != 1 || outs[0].To != pipe.Client || !bytes.Contains(outs[0].Frame, []byte(`-32602`)) {
+		t.Fatalf("a request on the proxy's child after a draft named it: %v", outs)
+	}
+}
+
+// TestS4DraftCannotEndTheProxysChild: a draft end naming a child the
+// proxy made does not end it: its state follows its launch call (S4).
+func TestS4DraftCannotEndTheProxysChild(t *testing.T) {
+	r := newRouter(t, rewritetest.NewLogRecorder())
+	handshake(t, r, optedInInit, "s1")
+	r.Handle(pipe.Agent, []byte(launchCall), nil)
+	outs := r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_state_update","subagentSessionId":"`+childID+`","state":"completed"}}}`), nil)
+	for _, o := range outs {
+		if bytes.Contains(o.Frame, []byte(`"idle"`)) || bytes.Contains(o.Frame, []byte(`"completed"`)) {
+			t.Errorf("a draft ended the proxy's child of a pending call: %s", o.Frame)
+		}
+	}
+}
