@@ -2,11 +2,16 @@ package sessions_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 )
 
@@ -95,4 +100,49 @@ func TestJ1DraftsOnlyForAIR(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJ1Golden runs testdata/air/*.txtar (named by the rule they pin)
+// through the whole module list, as TestGolden does, with the draft
+// kinds, which no ACP schema has, allowed toward the client: their
+// envelope is checked (a session, an update naming its kind) and every
+// other frame against the schema.
+func TestJ1Golden(t *testing.T) {
+	schema := rewritetest.LoadSchema(t)
+	rewritetest.RunGolden(t, filepath.Join("testdata", "air", "*.txtar"), func(t *testing.T, c *rewritetest.Case) {
+		in, ok := c.File("input.jsonl")
+		if !ok {
+			t.Fatal("no input.jsonl section")
+		}
+		logs := rewritetest.NewLogRecorder()
+		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: proxytest.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := proxytest.Feed(r, proxytest.ReadInput(t, in))
+		for i, o := range outs {
+			if !json.Valid(o.Frame) {
+				t.Errorf("output %d is no JSON: %s", i+1, o.Frame)
+			}
+			if o.To != pipe.Client {
+				continue
+			}
+			ff := factsOf(o.Frame)
+			switch {
+			case ff.tag == "subagent_spawned" || ff.tag == "subagent_state_update":
+				if ff.session == "" {
+					t.Errorf("output %d: a draft on no session: %s", i+1, o.Frame)
+				}
+			case strings.HasPrefix(ff.method, "_"):
+			default:
+				if err := schema.Validate(o.Frame); err != nil {
+					t.Errorf("output %d fails the ACP schema: %v\n%s", i+1, err, o.Frame)
+				}
+			}
+		}
+		if recs := logs.Find(slog.LevelError, ""); len(recs) > 0 {
+			t.Errorf("a module logged an error: %s", recs[0].Message)
+		}
+		c.Check(t, "output.jsonl", proxytest.Format(outs))
+	})
 }

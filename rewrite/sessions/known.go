@@ -113,6 +113,7 @@ func (r *rewriter) agentAnswer(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 	defer r.stopWatchingAnswers()
 	switch a.method {
 	case "session/prompt":
+		// An error answer ends the turn too: no stop reason.
 		stop, _ := rawjson.LookupString(f.Raw, "result", "stopReason")
 		return r.turnEnded(a.session, a.cancel || stop == "cancelled"), nil
 	default:

@@ -57,8 +57,10 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 			`"session/resume"`,
 			`"session/prompt"`,
 			`"session/cancel"`,
-			// The end of a turn: the agent's answer to session/prompt (S4).
+			// The end of a turn: the agent's answer to session/prompt (S4),
+			// or an error answer.
 			`"stopReason"`,
+			`"error":{`,
 			// A child session the client was never told of is watched
 			// by its id (S7): its notifications and requests, whatever
 			// their method, reach the module through that trigger, so

@@ -118,8 +118,8 @@ func TestP6SessionState(t *testing.T) {
 }
 
 // FuzzSessions feeds arbitrary frames, from either side, after an
-// opted-in initialize and a launch call with a child, through the whole
-// module list: the router must not panic, a valid JSON frame is never
+// opted-in initialize (or JetBrains AIR's with native child sessions,
+// J1) and a launch call with a child, through the whole module list: the router must not panic, a valid JSON frame is never
 // turned into invalid JSON, and a frame forwarded as it is keeps its
 // bytes (P1, P5).
 func FuzzSessions(f *testing.F) {
@@ -133,18 +133,24 @@ func FuzzSessions(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"` + childID + `"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"c"}}`,
 	} {
-		f.Add([]byte(s), false)
+		f.Add([]byte(s), false, false)
+		f.Add([]byte(s), false, true)
 	}
-	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true)
-	f.Fuzz(func(t *testing.T, frame []byte, fromClient bool) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true, false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"capabilities":[1]}}}}}`), false, true)
+	f.Fuzz(func(t *testing.T, frame []byte, fromClient, air bool) {
 		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		init := optedInInit
+		if air {
+			init = airNativeInit
+		}
 		for _, p := range []struct {
 			from  pipe.Side
 			frame string
-		}{{pipe.Client, optedInInit}, {pipe.Agent, initResult}, {pipe.Agent, launchCall}} {
+		}{{pipe.Client, init}, {pipe.Agent, initResult}, {pipe.Agent, launchCall}} {
 			r.Handle(p.from, []byte(p.frame), nil)
 		}
 		from := pipe.Agent

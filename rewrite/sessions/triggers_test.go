@@ -33,6 +33,7 @@ func TestTriggers(t *testing.T) {
 		// answer ends the turn (S4). Both are one frame per turn.
 		{Name: "a prompt", Frame: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, Want: true},
 		{Name: "a prompt's answer", Frame: `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`, Want: true},
+		{Name: "an error answer", Frame: `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"x"}}`, Want: true},
 		{Name: "a session/new answer, not watched", Frame: `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`, Want: false},
 	})
 }
