@@ -16,6 +16,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // TestRun drives Run in-process with small shell agents; the end-to-end
@@ -52,7 +53,7 @@ func TestRun(t *testing.T) {
 			var capture bytes.Buffer
 			code, err := Run(Config{
 				Argv:        []string{"sh", "-c", tt.agent},
-				Router:      RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: pipe.NewCaptureWriter(&capture, false)},
+				Router:      route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: pipe.NewCaptureWriter(&capture, false)},
 				KillGrace:   5 * time.Second,
 				Stdin:       stdinR,
 				Stdout:      &stdout,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // airDeclaration is what JetBrains AIR declares in its initialize
@@ -84,7 +84,7 @@ func newAirClient(t *testing.T, schema *rewritetest.Schema) *airClient {
 func (a *airClient) knows(sid string) bool { _, child := a.parent[sid]; return a.own[sid] || child }
 
 // read takes the outputs of one replay in order.
-func (a *airClient) read(outs []proxytest.Output) {
+func (a *airClient) read(outs []routetest.Output) {
 	t := a.t
 	for i, o := range outs {
 		env := pipe.Peek(o.Frame)
@@ -233,7 +233,7 @@ func TestJ1AIRClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := proxytest.ReadRecords(t, data)
+		recs := routetest.ReadRecords(t, data)
 		for i := range recs {
 			if recs[i].Seq == 0 {
 				recs[i].Seq = int64(i + 1)
@@ -241,8 +241,8 @@ func TestJ1AIRClient(t *testing.T) {
 		}
 		n++
 		t.Run(vendor+"/"+name, func(t *testing.T) {
-			outs := route(t, asClient(t, recs, []byte(airNativeDecl)))
-			plain := route(t, asClient(t, recs, nil))
+			outs := routeRecords(t, asClient(t, recs, []byte(airNativeDecl)))
+			plain := routeRecords(t, asClient(t, recs, nil))
 			rewritetest.CheckFile(t, filepath.Join("testdata", "captures", vendor+"-"+name+".air.sessions.jsonl"), compact(outs))
 			a := newAirClient(t, schema)
 			a.read(outs)
@@ -298,7 +298,7 @@ func TestJ1AIRClient(t *testing.T) {
 
 // checkAirAnswer checks that AIR learns from the initialize answer that
 // native child sessions are on.
-func checkAirAnswer(t *testing.T, outs []proxytest.Output) {
+func checkAirAnswer(t *testing.T, outs []routetest.Output) {
 	t.Helper()
 	for _, o := range outs {
 		if o.To != pipe.Client {
@@ -334,10 +334,10 @@ func TestJ1AIRMarker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := proxytest.ReadRecords(t, data)
+		recs := routetest.ReadRecords(t, data)
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
-			outs := route(t, asClient(t, recs, []byte(airMarkerDecl)))
-			plain := route(t, asClient(t, recs, nil))
+			outs := routeRecords(t, asClient(t, recs, []byte(airMarkerDecl)))
+			plain := routeRecords(t, asClient(t, recs, nil))
 			checkNoSessionShapes(t, outs)
 			if len(outs) != len(plain) {
 				t.Fatalf("%d outputs, %d without AIR", len(outs), len(plain))
@@ -350,7 +350,7 @@ func TestJ1AIRMarker(t *testing.T) {
 					continue // the client's own initialize differs
 				}
 				frame := o.Frame
-				obj := proxytest.Described(frame)
+				obj := routetest.Described(frame)
 				if _, launch := rawjson.Lookup(obj, "_meta", "acp-normalize", "subagent"); launch {
 					air, _ := rawjson.Lookup(obj, "_meta", "jetbrains", "air")
 					if string(air) != `{"version":1,"subagent":true}` {

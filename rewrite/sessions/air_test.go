@@ -10,9 +10,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 const airNativeInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions"]}}}},"clientInfo":{"name":"AIR"}}}`
@@ -115,11 +115,11 @@ func TestJ1Golden(t *testing.T) {
 			t.Fatal("no input.jsonl section")
 		}
 		logs := rewritetest.NewLogRecorder()
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: proxytest.Version})
+		r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: routetest.Version})
 		if err != nil {
 			t.Fatal(err)
 		}
-		outs := proxytest.Feed(r, proxytest.ReadInput(t, in))
+		outs := routetest.Feed(r, routetest.ReadInput(t, in))
 		for i, o := range outs {
 			if !json.Valid(o.Frame) {
 				t.Errorf("output %d is no JSON: %s", i+1, o.Frame)
@@ -143,6 +143,6 @@ func TestJ1Golden(t *testing.T) {
 		if recs := logs.Find(slog.LevelError, ""); len(recs) > 0 {
 			t.Errorf("a module logged an error: %s", recs[0].Message)
 		}
-		c.Check(t, "output.jsonl", proxytest.Format(outs))
+		c.Check(t, "output.jsonl", routetest.Format(outs))
 	})
 }

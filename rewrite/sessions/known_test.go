@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // handshake opens a connection: the client's initialize, the agent's
 // answer, and a session/new the agent answers with sid.
-func handshake(t *testing.T, r *proxy.Router, init string, sids ...string) {
+func handshake(t *testing.T, r *route.Router, init string, sids ...string) {
 	t.Helper()
 	r.Handle(pipe.Client, []byte(init), nil)
 	r.Handle(pipe.Agent, []byte(initResult), nil)
@@ -27,7 +27,7 @@ func chunkOn(sid, text string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":%q}}}}`, sid, text)
 }
 
-func reached(outs []proxy.Out, to pipe.Side, text string) bool {
+func reached(outs []route.Out, to pipe.Side, text string) bool {
 	for _, o := range outs {
 		if o.To == to && bytes.Contains(o.Frame, []byte(text)) {
 			return true

@@ -9,8 +9,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // frames of a Claude flat launch with one child frame, for an opted-in
@@ -23,9 +23,9 @@ const (
 	childID     = "acp-normalize-subagent-e7c8d5f8a597e5b722604bae"
 )
 
-func newRouter(t *testing.T, logs *rewritetest.LogRecorder) *proxy.Router {
+func newRouter(t *testing.T, logs *rewritetest.LogRecorder) *route.Router {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestS7LoggedOncePerSession(t *testing.T) {
 // not by the id's shape).
 func TestP6SessionState(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0", MaxEntries: 16})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0", MaxEntries: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func FuzzSessions(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true, false)
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"capabilities":[1]}}}}}`), false, true)
 	f.Fuzz(func(t *testing.T, frame []byte, fromClient, air bool) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+		r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}
