@@ -61,7 +61,7 @@ func (r *rewriter) learn(sid string) {
 		r.known.Put(sid, struct{}{})
 	}
 	if ch, ok := r.children.Get(sid); ok && ch.hidden {
-		r.children.Delete(sid)
+		ch.hidden = false // still its parent's child (P6: it goes with it)
 		r.unwatch(sid)
 	}
 }

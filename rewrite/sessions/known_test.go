@@ -66,18 +66,29 @@ func TestS7ClientSessionNeverHidden(t *testing.T) {
 }
 
 // TestS7LoadedSessionNeverHidden: the sessions the client names itself
-// (session/load, session/resume, session/prompt) are the client's too.
+// (session/load, session/resume, session/prompt) are the client's too,
+// whether it names one before or after the agent announced it as a
+// child (a client that loads a child session to show it, as Zed does).
 func TestS7LoadedSessionNeverHidden(t *testing.T) {
 	for _, method := range []string{"session/load", "session/resume", "session/prompt"} {
-		t.Run(method, func(t *testing.T) {
-			r := newRouter(t, rewritetest.NewLogRecorder())
-			handshake(t, r, plainInit, "T")
-			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":5,"method":"`+method+`","params":{"sessionId":"S","cwd":"/w","mcpServers":[],"prompt":[]}}`), nil)
-			r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"T","update":{"sessionUpdate":"subagent_update","sessionId":"S","state":{"state":"running"}}}}`), nil)
-			if outs := r.Handle(pipe.Agent, []byte(chunkOn("S", "LOST")), nil); !reached(outs, pipe.Client, "LOST") {
-				t.Fatalf("a notification on session S, which the client named in %s, was dropped", method)
-			}
-		})
+		for _, named := range []string{"before", "after"} {
+			t.Run(method+"/"+named, func(t *testing.T) {
+				r := newRouter(t, rewritetest.NewLogRecorder())
+				handshake(t, r, plainInit, "T")
+				name := `{"jsonrpc":"2.0","id":5,"method":"` + method + `","params":{"sessionId":"S","cwd":"/w","mcpServers":[],"prompt":[]}}`
+				announce := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"T","update":{"sessionUpdate":"subagent_update","sessionId":"S","state":{"state":"running"}}}}`
+				if named == "before" {
+					r.Handle(pipe.Client, []byte(name), nil)
+					r.Handle(pipe.Agent, []byte(announce), nil)
+				} else {
+					r.Handle(pipe.Agent, []byte(announce), nil)
+					r.Handle(pipe.Client, []byte(name), nil)
+				}
+				if outs := r.Handle(pipe.Agent, []byte(chunkOn("S", "LOST")), nil); !reached(outs, pipe.Client, "LOST") {
+					t.Fatalf("a notification on session S, which the client named in %s, was dropped", method)
+				}
+			})
+		}
 	}
 }
 
