@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -51,17 +52,7 @@ func readAir(caps []byte) airMode {
 	if c := rawjson.FirstByte(v); err != nil || !(c == '-' || c >= '0' && c <= '9') || n < 1 || math.IsInf(n, 0) || n != math.Trunc(n) {
 		return airNone
 	}
-	list, _ := rawjson.Lookup(air, "capabilities")
-	if rawjson.FirstByte(list) != '[' {
-		return airMarker
-	}
-	found := false
-	_ = rawjson.Elements(list, func(el []byte) bool {
-		s, ok := rawjson.DecodeString(el)
-		found = ok && rawjson.FirstByte(el) == '"' && s == airCapability
-		return !found
-	})
-	if found {
+	if list, _ := rawjson.Lookup(air, "capabilities"); rawjson.FirstByte(list) == '[' && holds(list, airCapability) {
 		return airNative
 	}
 	return airMarker
@@ -76,58 +67,71 @@ func (r *rewriter) airAnswer(f *rewrite.Frame) (rewrite.Verdict, error) {
 	if _, isErr := rawjson.Lookup(f.Raw, "error"); isErr {
 		return v, nil
 	}
-	fresh := []byte(`{"version":1,"capabilities":["` + airCapability + `"]}`)
-	var path []string
-	var value []byte
-	for i, p := range [][]string{{"result", "_meta"}, {"result", "_meta", "jetbrains"}, {"result", "_meta", "jetbrains", "air"}} {
-		obj, ok := rawjson.Lookup(f.Raw, p...)
-		if ok && rawjson.FirstByte(obj) == '{' {
-			continue
-		}
-		if ok && rawjson.FirstByte(obj) != 'n' {
-			r.once(slog.LevelWarn, "air answer", "the agent's initialize answer has "+p[len(p)-1]+" that is no object: nativeSubagentSessions not advertised",
-				"rule", "J1")
-			return v, nil
-		}
-		path, value = p, fresh
-		for _, k := range []string{"air", "jetbrains"}[:2-i] {
-			value = append(append(rawjson.AppendString([]byte("{"), k), ':'), append(value, '}')...)
-		}
-		break
+	edits := r.airAnswerEdits(f.Raw)
+	if len(edits) == 0 {
+		return v, nil
 	}
-	if path == nil {
-		air, _ := rawjson.Lookup(f.Raw, "result", "_meta", "jetbrains", "air")
-		list, ok := rawjson.Lookup(air, "capabilities")
-		switch {
-		case !ok || rawjson.FirstByte(list) == 'n':
-			path, value = []string{"result", "_meta", "jetbrains", "air", "capabilities"}, []byte(`["`+airCapability+`"]`)
-		case rawjson.FirstByte(list) != '[':
-			r.once(slog.LevelWarn, "air answer", "the agent's _meta.jetbrains.air.capabilities is no array: nativeSubagentSessions not advertised", "rule", "J1")
-			return v, nil
-		case readAir([]byte(`{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":`+string(list)+`}}}}`)) == airNative:
-			return v, nil // the agent says it already
-		default:
-			path, value = []string{"result", "_meta", "jetbrains", "air", "capabilities"}, appendElement(list, rawjson.Text(airCapability))
-		}
-		if _, has := rawjson.Lookup(air, "version"); !has {
-			out, err := rawjson.Set(f.Raw, []byte("1"), "result", "_meta", "jetbrains", "air", "version")
-			if err != nil {
-				return v, rewrite.RuleErrorf("J1", "%w", err)
-			}
-			out, err = rawjson.Set(out, value, path...)
-			if err != nil {
-				return v, rewrite.RuleErrorf("J1", "%w", err)
-			}
-			v.Replace(out)
-			return v, nil
-		}
-	}
-	out, err := rawjson.Set(f.Raw, value, path...)
+	out, err := rawjson.SetAll(f.Raw, edits...)
 	if err != nil {
 		return v, rewrite.RuleErrorf("J1", "advertising nativeSubagentSessions: %w", err)
 	}
 	v.Replace(out)
 	return v, nil
+}
+
+// airAnswerEdits returns the edits that name nativeSubagentSessions in
+// the initialize answer frame: the whole object from the first of
+// _meta, jetbrains, air the agent left out (or null); else the name
+// appended to the agent's list, and version 1 when it gave none. None
+// when the agent names it already, or put there what is no object (or
+// a list that is no array: one warn line).
+func (r *rewriter) airAnswerEdits(frame []byte) []rawjson.Edit {
+	wrap := []string{"_meta", "jetbrains", "air"}
+	path := []string{"result"}
+	for i, k := range wrap {
+		path = append(path, k)
+		obj, ok := rawjson.Lookup(frame, path...)
+		switch c := rawjson.FirstByte(obj); {
+		case !ok || c == 'n':
+			value := []byte(`{"version":1,"capabilities":["` + airCapability + `"]}`)
+			for j := len(wrap) - 1; j > i; j-- {
+				value = append(append(rawjson.AppendString([]byte("{"), wrap[j]), ':'), append(value, '}')...)
+			}
+			return []rawjson.Edit{{Path: path, Value: value}}
+		case c != '{':
+			r.once(slog.LevelWarn, "air answer", "the agent's initialize answer has a "+k+" that is no object: nativeSubagentSessions not advertised", "rule", "J1")
+			return nil
+		}
+	}
+	air, _ := rawjson.Lookup(frame, path...)
+	var edits []rawjson.Edit
+	if _, has := rawjson.Lookup(air, "version"); !has {
+		edits = append(edits, rawjson.Edit{Path: append(slices.Clone(path), "version"), Value: []byte("1")})
+	}
+	list, ok := rawjson.Lookup(air, "capabilities")
+	capsPath := append(slices.Clone(path), "capabilities")
+	switch {
+	case !ok || rawjson.FirstByte(list) == 'n':
+		return append(edits, rawjson.Edit{Path: capsPath, Value: []byte(`["` + airCapability + `"]`)})
+	case rawjson.FirstByte(list) != '[':
+		r.once(slog.LevelWarn, "air answer", "the agent's _meta.jetbrains.air.capabilities is no array: nativeSubagentSessions not advertised", "rule", "J1")
+		return nil
+	case holds(list, airCapability):
+		return nil // the agent says it already
+	}
+	return append(edits, rawjson.Edit{Path: capsPath, Value: appendElement(list, rawjson.Text(airCapability))})
+}
+
+// holds reports whether the JSON array list holds the string name
+// (spelled any way a parser reads the same).
+func holds(list []byte, name string) bool {
+	found := false
+	_ = rawjson.Elements(list, func(el []byte) bool {
+		s, ok := rawjson.DecodeString(el)
+		found = ok && rawjson.FirstByte(el) == '"' && s == name
+		return !found
+	})
+	return found
 }
 
 // appendElement returns the JSON array arr with el at its end.
