@@ -153,27 +153,32 @@ var airMarkerValue = []byte(`{"version":1,"subagent":true}`)
 
 // airMark adds _meta.jetbrains.air.subagent to a launch call's frame
 // for AIR without native child sessions (J1): the object at obj gets
-// {"version":1,"subagent":true}, merged into an air object the agent
-// put there.
+// {"version":1,"subagent":true}, merged into a jetbrains or air object
+// the agent put there; one that is no object is the agent's, left as it
+// is.
 func (r *rewriter) airMark(c *change, frame []byte, obj []string) {
-	path := append(append([]string(nil), obj...), "_meta", "jetbrains", "air")
-	air, ok := rawjson.Lookup(frame, path...)
-	switch {
-	case !ok || rawjson.FirstByte(air) == 'n':
-		if m, has := rawjson.Lookup(frame, path[:len(path)-1]...); has && rawjson.FirstByte(m) != '{' && rawjson.FirstByte(m) != 'n' {
-			return // jetbrains is no object: not the proxy's to replace
-		}
-		if m, has := rawjson.Lookup(frame, path[:len(path)-2]...); has && rawjson.FirstByte(m) != '{' && rawjson.FirstByte(m) != 'n' {
+	path := append(slices.Clone(obj), "_meta")
+	for _, k := range []string{"jetbrains", "air"} {
+		path = append(path, k)
+		v, ok := rawjson.Lookup(frame, path...)
+		switch ch := rawjson.FirstByte(v); {
+		case !ok || ch == 'n':
+			value := airMarkerValue
+			if k == "jetbrains" {
+				value = append(append([]byte(`{"air":`), airMarkerValue...), '}')
+			}
+			c.edits = append(c.edits, rawjson.Edit{Path: path, Value: value})
+			return
+		case ch != '{':
 			return
 		}
-		c.edits = append(c.edits, rawjson.Edit{Path: path, Value: airMarkerValue})
-	case rawjson.FirstByte(air) == '{':
-		if sub, _ := rawjson.Lookup(air, "subagent"); string(sub) != "true" {
-			c.edits = append(c.edits, rawjson.Edit{Path: append(path, "subagent"), Value: []byte("true")})
-		}
-		if _, has := rawjson.Lookup(air, "version"); !has {
-			c.edits = append(c.edits, rawjson.Edit{Path: append(path, "version"), Value: []byte("1")})
-		}
+	}
+	air, _ := rawjson.Lookup(frame, path...)
+	if sub, _ := rawjson.Lookup(air, "subagent"); string(sub) != "true" {
+		c.edits = append(c.edits, rawjson.Edit{Path: append(slices.Clone(path), "subagent"), Value: []byte("true")})
+	}
+	if _, has := rawjson.Lookup(air, "version"); !has {
+		c.edits = append(c.edits, rawjson.Edit{Path: append(slices.Clone(path), "version"), Value: []byte("1")})
 	}
 }
 

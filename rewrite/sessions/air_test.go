@@ -146,3 +146,36 @@ func TestJ1Golden(t *testing.T) {
 		c.Check(t, "output.jsonl", routetest.Format(outs))
 	})
 }
+
+// TestJ1Marker: AIR without native child sessions gets {"version":1,
+// "subagent":true} under _meta.jetbrains.air of every launch call frame,
+// merged into what the agent put there (J1).
+func TestJ1Marker(t *testing.T) {
+	const markerInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["diffPatch"]}}}}}}`
+	tests := []struct{ name, jetbrains, want string }{
+		{"nothing there", ``, `{"air":{"version":1,"subagent":true}}`},
+		{"jetbrains null", `,"jetbrains":null`, `{"air":{"version":1,"subagent":true}}`},
+		{"air null", `,"jetbrains":{"air":null}`, `{"air":{"version":1,"subagent":true}}`},
+		{"the agent's air kept", `,"jetbrains":{"air":{"commandTitle":"x"},"other":1}`, `{"air":{"commandTitle":"x","subagent":true,"version":1},"other":1}`},
+		{"the agent's marker", `,"jetbrains":{"air":{"version":1,"subagent":true}}`, `{"air":{"version":1,"subagent":true}}`},
+		{"jetbrains no object", `,"jetbrains":7`, `7`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, markerInit, "s1")
+			call := strings.Replace(launchCall, `"claudeCode":{"toolName":"Agent"}`, `"claudeCode":{"toolName":"Agent"}`+tt.jetbrains, 1)
+			outs := r.Handle(pipe.Agent, []byte(call), nil)
+			if len(outs) != 1 {
+				t.Fatalf("%d outputs", len(outs))
+			}
+			got, _ := rawjson.Lookup(outs[0].Frame, "params", "update", "_meta", "jetbrains")
+			if string(got) != tt.want {
+				t.Errorf("_meta.jetbrains = %s, want %s\n%s", got, tt.want, outs[0].Frame)
+			}
+			if _, ok := rawjson.Lookup(outs[0].Frame, "params", "update", "_meta", "acp-normalize", "subagent"); !ok {
+				t.Errorf("the snapshot is lost: %s", outs[0].Frame)
+			}
+		})
+	}
+}
