@@ -35,7 +35,7 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 	}
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8)",
+		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8); JetBrains AIR's native child sessions (J1)",
 		// Quoted, so that a mention inside a string (escaped \") never
 		// matches: a chunk of the main agent's text is never decoded.
 		Triggers: []string{
