@@ -179,3 +179,25 @@ func TestJ1Marker(t *testing.T) {
 		})
 	}
 }
+
+// TestJ1NoStandardShapeForAIR: a subagent_update the module does not
+// take for a child's (one naming the session it is sent on, or a
+// session of the client's) does not reach AIR either: AIR reads the
+// draft dialect only (J1).
+func TestJ1NoStandardShapeForAIR(t *testing.T) {
+	r := newRouter(t, rewritetest.NewLogRecorder())
+	handshake(t, r, airNativeInit, "S", "T")
+	for _, frame := range []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"subagent_update","sessionId":"S","state":{"state":"running"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"T","update":{"sessionUpdate":"subagent_update","sessionId":"S","state":{"state":"running"}}}}`,
+	} {
+		for _, o := range r.Handle(pipe.Agent, []byte(frame), nil) {
+			if o.To == pipe.Client && bytes.Contains(o.Frame, []byte(`"subagent_update"`)) {
+				t.Errorf("a subagent_update reached AIR: %s", o.Frame)
+			}
+		}
+	}
+	if outs := r.Handle(pipe.Agent, []byte(chunkOn("S", "kept")), nil); !reached(outs, pipe.Client, "kept") {
+		t.Error("a chunk on the client's session was lost")
+	}
+}

@@ -291,7 +291,7 @@ func (r *rewriter) nativeUpdate(sid string, upd []byte) rewrite.Verdict {
 		// the agent's frame as it came (S3).
 		r.once(slog.LevelInfo, "not a child\x00"+id, "a subagent_update announces a session that is no child of its (the client's own, the one it is sent on, or one the proxy made) as a subagent: not taken for a child",
 			"rule", "S7", "sessionId", sid, "childSessionId", id)
-		if r.optedIn {
+		if r.optedIn && r.air != airNative {
 			return rewrite.Verdict{}
 		}
 		return r.unasked("subagent_update", sid)

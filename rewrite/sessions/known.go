@@ -83,7 +83,7 @@ func (r *rewriter) mayBeChild(sid, kid string) bool {
 // answersWatch is the trigger that hands the module the agent's answer
 // to a session/new or session/fork while one is outstanding: the answer
 // names the session, and nothing else marks it.
-const answersWatch = `"sessionId"`
+const answersWatch = watchAllTrigger
 
 // clientAsks records a client request whose answer the module reads,
 // by the value of its id.
