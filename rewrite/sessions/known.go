@@ -147,13 +147,31 @@ func (r *rewriter) stopWatchingAnswers() {
 
 // idKey returns a key equal for JSON-RPC ids of the same value however
 // they are spelled ("a" and "\u0061", 1 and 1.0), so that an answer
-// matches its request.
+// matches its request. An integer is its own key (exact, however long);
+// another number is read as a float.
 func idKey(raw []byte) string {
 	if s, ok := rawjson.DecodeString(raw); ok {
 		return `"` + s
+	}
+	if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil || plainDigits(raw) {
+		return string(raw)
 	}
 	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
 		return strconv.FormatFloat(n, 'g', -1, 64)
 	}
 	return string(raw)
+}
+
+// plainDigits reports whether raw is a JSON integer: an optional minus
+// and digits.
+func plainDigits(raw []byte) bool {
+	if len(raw) > 0 && raw[0] == '-' {
+		raw = raw[1:]
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(raw) > 0
 }

@@ -92,9 +92,10 @@ func subagentPath(obj []string) []string {
 // title, description and prompt as they become known; its state after
 // each frame.
 //
-// For AIR (J1) the child's spawn waits until its prompt is known, it works (a status past pending, a
-// permission request: asking), or a frame of it comes (S5, childFrame):
-// the draft has no patch, so an early spawn would name it "Subagent".
+// For AIR (J1) the child's spawn waits until its prompt is known, it
+// works (a status past pending, a permission request: asking), or a
+// frame of it comes (S5, childFrame): the draft has no patch, so an
+// early spawn would name it "Subagent".
 func (r *rewriter) childOf(c *change, cl *call, key launch.Key, asking bool) {
 	s, err := cl.sub()
 	if err != nil {
