@@ -141,7 +141,7 @@ func (r *rewriter) draftNames(upd []byte) draftNames {
 // and may spawn before it sends the new call's tool_call (C6).
 func (r *rewriter) spawnedCall(key launch.Key, sid string) *call {
 	cl, ok := r.calls.Get(key)
-	if !ok || ended(cl.status) || cl.status == meta.StatusLaunched {
+	if !ok || cl.status.Final() {
 		cl = &call{session: sid}
 		r.calls.Put(key, cl)
 	}
@@ -273,9 +273,7 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 	if !ok || ch.toolCallID == "" {
 		return v, nil
 	}
-	if further(status, cl.fold.status) {
-		cl.fold.status = status
-	}
+	cl.fold.status.Follow(status)
 	return r.foldUpdate(v, cl, key)
 }
 

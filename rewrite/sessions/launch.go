@@ -56,7 +56,7 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 	}
 	st, _ := rawjson.LookupString(snapRaw, "status")
 	status, floor := meta.Status(st), cl.status
-	back := floor != "" && floor != status && (further(floor, status) || ended(floor))
+	back := status.TakesBack(floor)
 	if !r.optedIn && !back && !cl.fold.any() {
 		// The snapshot stands as the vendor module wrote it: copied,
 		// not decoded (the common case, a client that did not opt in).
@@ -107,7 +107,7 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key, asking bool) {
 		// exactly one child per subagent, so none is made.
 		cl.awaitDraft = true
 	}
-	if cl.child == "" && cl.awaitDraft && s.Status.Rank() == meta.StatusCompleted.Rank() {
+	if cl.child == "" && cl.awaitDraft && s.Status.Final() {
 		// The launch ended and no draft came: this build of the agent
 		// has no child sessions of its own. The subagent still gets
 		// one, later than S4 would (before the frame that ends the call).

@@ -169,7 +169,7 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 	if !ok || !pc.has() {
 		return sid // a launch call the module never saw: nothing is guessed
 	}
-	if pc.status.Rank() < meta.StatusRunning.Rank() && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
+	if pc.status.Before(meta.StatusRunning) && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
 		// S8: the subagent works; the launch call says so right after
 		// this frame, with the snapshot alone (no ACP status, P4).
 		if s, err := pc.sub(); err == nil {
