@@ -36,20 +36,3 @@ func TestJ1ReadAir(t *testing.T) {
 		})
 	}
 }
-
-// TestS4IDKey: an answer matches its request by the id's value, however
-// it is spelled; two long integers that one float holds stay apart.
-func TestS4IDKey(t *testing.T) {
-	same := [][2]string{{`"a"`, `"\u0061"`}, {`1`, `1.0`}, {`100`, `1E2`}, {`12345678901234567890123`, `12345678901234567890123`}}
-	for _, p := range same {
-		if idKey([]byte(p[0])) != idKey([]byte(p[1])) {
-			t.Errorf("%s and %s differ", p[0], p[1])
-		}
-	}
-	differ := [][2]string{{`"1"`, `1`}, {`12345678901234567890123`, `12345678901234567890124`}, {`-1`, `1`}}
-	for _, p := range differ {
-		if idKey([]byte(p[0])) == idKey([]byte(p[1])) {
-			t.Errorf("%s and %s are taken for one id", p[0], p[1])
-		}
-	}
-}

@@ -1,8 +1,6 @@
 package sessions
 
 import (
-	"strconv"
-
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -92,7 +90,7 @@ func (r *rewriter) clientAsks(f *rewrite.Frame, method, sid string) {
 	if id == nil {
 		return
 	}
-	r.asks.Put(idKey(id), ask{method: method, session: sid})
+	r.asks.Put(pipe.IDKey(string(id)), ask{method: method, session: sid})
 	if method != "session/prompt" && !r.watchingAnswers {
 		r.watchingAnswers = r.env.Watch(answersWatch)
 	}
@@ -104,7 +102,7 @@ func (r *rewriter) agentAnswer(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 	if env.ID == nil || r.asks.Len() == 0 {
 		return rewrite.Verdict{}, nil
 	}
-	key := idKey(env.ID)
+	key := pipe.IDKey(string(env.ID))
 	a, ok := r.asks.Get(key)
 	if !ok {
 		return rewrite.Verdict{}, nil
@@ -143,35 +141,4 @@ func (r *rewriter) stopWatchingAnswers() {
 	if !r.watchingAll {
 		r.env.Unwatch(answersWatch)
 	}
-}
-
-// idKey returns a key equal for JSON-RPC ids of the same value however
-// they are spelled ("a" and "\u0061", 1 and 1.0), so that an answer
-// matches its request. An integer is its own key (exact, however long);
-// another number is read as a float.
-func idKey(raw []byte) string {
-	if s, ok := rawjson.DecodeString(raw); ok {
-		return `"` + s
-	}
-	if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil || plainDigits(raw) {
-		return string(raw)
-	}
-	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return strconv.FormatFloat(n, 'g', -1, 64)
-	}
-	return string(raw)
-}
-
-// plainDigits reports whether raw is a JSON integer: an optional minus
-// and digits.
-func plainDigits(raw []byte) bool {
-	if len(raw) > 0 && raw[0] == '-' {
-		raw = raw[1:]
-	}
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(raw) > 0
 }

@@ -122,7 +122,7 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key, asking bool) {
 		return
 	}
 	if r.air == airNative && !r.airSpawned(cl.child) {
-		if !asking && s.Status.Rank() <= meta.StatusPending.Rank() && deref(s.Prompt) == "" {
+		if !asking && !meta.StatusPending.Before(s.Status) && deref(s.Prompt) == "" {
 			return
 		}
 		r.airSpawn(&c.pre, cl, s)

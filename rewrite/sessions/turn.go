@@ -4,7 +4,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/launch"
-	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
 // cancelled marks the turn in flight on sid as cancelled by the client
@@ -70,7 +69,7 @@ func (r *rewriter) turnEnded(sid string, cancel bool) rewrite.Verdict {
 // background reports whether the call's subagent runs on after its
 // launch (a background launch, or launched: S4 keeps it running).
 func (cl *call) background() bool {
-	if cl.status == meta.StatusLaunched {
+	if cl.status.Detached() {
 		return true
 	}
 	s, err := cl.sub()
