@@ -111,6 +111,9 @@ type child struct {
 	synthesized bool
 	// hidden: the client did not opt in and was never told of it (S7).
 	hidden bool
+	// For JetBrains AIR (J1): the client got the child's
+	// subagent_spawned, its prompt, its subagent_state_update.
+	airSpawned, airPrompt, airEnded bool
 }
 
 func (c *child) bytes() int64 {

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"encoding/hex"
 	"log/slog"
 	"strings"
 
@@ -38,8 +39,8 @@ import (
 const (
 	ZedSubagentsOption     = "zed-subagents"
 	SubagentProgressOption = "subagent-progress"
-	// auto: the known-client table's choice (its traits, or
-	// --client-traits); on: every client that did not opt in; off: none.
+	// auto: the known-client table's choice (KnownClient.SubagentCards,
+	// LiveContent); on: every client that did not opt in; off: none.
 	choiceAuto, choiceOn, choiceOff = "auto", "on", "off"
 )
 
@@ -174,10 +175,18 @@ func (z *zedState) keyOn() bool { return z != nil && z.key && z.loadOK }
 // zedClient handles a client request for rules Z2 and Z3: a session/load
 // of a child the proxy serves is answered by the proxy (true); a load of
 // any other session starts its replay; session/close of a served child
-// is answered. It runs before S5.
+// is answered; any other request or notification on one is S5's
+// read-only answer. It runs before S5.
 func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (rewrite.Verdict, bool) {
 	z := r.zed
-	if !z.keyOn() || sid == "" || env.Kind != pipe.Request {
+	if !z.keyOn() || sid == "" {
+		return rewrite.Verdict{}, false
+	}
+	if env.Kind != pipe.Request || !env.MethodIs("session/load") && !env.MethodIs("session/close") {
+		if _, held := z.kids.Get(sid); held {
+			// The agent has no such session: read-only, as S5 says.
+			return r.readOnly(f, string(env.Method), sid), true
+		}
 		return rewrite.Verdict{}, false
 	}
 	switch {
@@ -232,7 +241,20 @@ func (r *rewriter) servedChild(sid string) bool {
 	if _, ok := r.zed.kids.Get(sid); ok {
 		return true
 	}
-	return synthesized(sid)
+	return childShaped(sid)
+}
+
+// childShaped reports whether sid is shaped like the ids childID makes.
+// For a client that reads Zed's key, a load of one the proxy no longer
+// holds is a child it forgot (P6), which gets an empty thread (Z2); no
+// agent makes such ids.
+func childShaped(sid string) bool {
+	rest, ok := strings.CutPrefix(sid, childPrefix)
+	if !ok || len(rest) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(rest)
+	return err == nil
 }
 
 // zedReplay starts the replay of session sid (Z3): its launch calls are
