@@ -61,6 +61,8 @@ type CaptureWriter struct {
 	err       error // first write error
 
 	w *bufio.Writer // used by the writing goroutine only
+	// sink, when set, takes each record in w's stead (NewCaptureSink).
+	sink func(Record)
 }
 
 // NewCaptureWriter returns a CaptureWriter writing to w. With raw set,
@@ -68,6 +70,18 @@ type CaptureWriter struct {
 func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
 	c := &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now,
 		limit: DefaultCaptureQueue, done: make(chan struct{})}
+	c.changed.L = &c.mu
+	return c
+}
+
+// NewCaptureSink returns a CaptureWriter that hands each record to sink,
+// on the writer's goroutine and in order, numbered, timestamped and
+// redacted (unless raw) exactly as NewCaptureWriter's would be written,
+// instead of encoding it: for a program that reads its own session's
+// capture (the probe's report), without a round trip through JSONL. The
+// record's byte slices are the sink's to keep.
+func NewCaptureSink(sink func(Record), raw bool) *CaptureWriter {
+	c := &CaptureWriter{sink: sink, raw: raw, now: time.Now, limit: DefaultCaptureQueue, done: make(chan struct{})}
 	c.changed.L = &c.mu
 	return c
 }
@@ -173,6 +187,8 @@ func (c *CaptureWriter) Close() error {
 	c.mu.Unlock()
 	if started {
 		<-c.done
+	} else if c.w == nil {
+		// A sink: nothing buffered.
 	} else if err := c.w.Flush(); err != nil {
 		c.mu.Lock()
 		c.err = err
@@ -221,7 +237,7 @@ func (c *CaptureWriter) run() {
 					buf = nil // one huge record does not pin its size
 				}
 			}
-			if err == nil {
+			if err == nil && c.w != nil {
 				err = c.w.Flush()
 			}
 		}
@@ -262,6 +278,10 @@ func (c *CaptureWriter) writeRecord(buf []byte, r *Record) ([]byte, error) {
 			text := RedactText(*r.Stderr)
 			r.Stderr = &text
 		}
+	}
+	if c.sink != nil {
+		c.sink(*r)
+		return buf, nil
 	}
 	frame := r.Frame
 	r.Frame = nil
