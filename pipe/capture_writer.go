@@ -69,6 +69,8 @@ type CaptureWriter struct {
 	streaming, cut bool
 
 	w *bufio.Writer // used by the writing goroutine only
+	// sink, when set, takes each record in w's stead (NewCaptureSink).
+	sink func(Record)
 	// The writing goroutine's state for a record in pieces: open from its
 	// first piece to its last; the records queued meanwhile wait in held
 	// (their bytes still count in queued) so the line is not broken.
@@ -93,23 +95,16 @@ const (
 // never held whole. It is written as a "text" record (the frame's bytes,
 // whatever they are: its validity is known only at its end), redacted as
 // a text is (R2) as the pieces come, a secret split across two pieces
-// included (TextRedactor). One such record at a time: while one is open,
-// BeginText records nothing and reports false (the caller records the
-// frame whole). Past the queue's bound it records a left-out record and
-// reports false too. It returns the record's sequence number.
+// included (TextRedactor). It reports false, and records nothing, when it
+// cannot: another record in pieces is open (one at a time), the writer is
+// a sink (NewCaptureSink: its records are whole) or closed, or the queue
+// is full; the caller then records the frame whole. It returns the
+// record's sequence number.
 func (c *CaptureWriter) BeginText(from Side) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.streaming {
+	if c.streaming || c.sink != nil || c.closed || c.err != nil || !c.fits(recordOverhead) {
 		return 0, false
-	}
-	if c.closed || c.err != nil || !c.fits(recordOverhead) {
-		c.seq++
-		if !c.closed && c.err == nil {
-			c.gap++
-			c.dropped++
-		}
-		return c.seq, false
 	}
 	c.streaming, c.cut = true, false
 	now := c.now()
@@ -121,6 +116,21 @@ func (c *CaptureWriter) BeginText(from Side) (int64, bool) {
 	c.seq++
 	c.enqueue(Record{Seq: c.seq, TS: now, From: from, part: partBegin}, recordOverhead)
 	return c.seq, true
+}
+
+// LeaveOut counts a record the caller could not record (a long frame that
+// could be neither recorded in pieces nor held whole): it is numbered and
+// a "dropped" event stands for it, as for a record the queue could not
+// take.
+func (c *CaptureWriter) LeaveOut() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if !c.closed && c.err == nil {
+		c.gap++
+		c.dropped++
+	}
+	return c.seq
 }
 
 // TextPiece queues the next piece of the record BeginText started; it
@@ -169,6 +179,18 @@ func (c *CaptureWriter) EndText(cut bool) {
 func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
 	c := &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now,
 		limit: DefaultCaptureQueue, done: make(chan struct{})}
+	c.changed.L = &c.mu
+	return c
+}
+
+// NewCaptureSink returns a CaptureWriter that hands each record to sink,
+// on the writer's goroutine and in order, numbered, timestamped and
+// redacted (unless raw) exactly as NewCaptureWriter's would be written,
+// instead of encoding it: for a program that reads its own session's
+// capture (the probe's report), without a round trip through JSONL. The
+// record's byte slices are the sink's to keep.
+func NewCaptureSink(sink func(Record), raw bool) *CaptureWriter {
+	c := &CaptureWriter{sink: sink, raw: raw, now: time.Now, limit: DefaultCaptureQueue, done: make(chan struct{})}
 	c.changed.L = &c.mu
 	return c
 }
@@ -274,6 +296,8 @@ func (c *CaptureWriter) Close() error {
 	c.mu.Unlock()
 	if started {
 		<-c.done
+	} else if c.w == nil {
+		// A sink: nothing buffered.
 	} else if err := c.w.Flush(); err != nil {
 		c.mu.Lock()
 		c.err = err
@@ -347,7 +371,7 @@ func (c *CaptureWriter) run() {
 					c.held, c.heldSize = nil, 0
 				}
 			}
-			if err == nil {
+			if err == nil && c.w != nil {
 				err = c.w.Flush()
 			}
 		}
@@ -478,6 +502,10 @@ func (c *CaptureWriter) writeRecord(buf []byte, r *Record) ([]byte, error) {
 			text := RedactText(*r.Stderr)
 			r.Stderr = &text
 		}
+	}
+	if c.sink != nil {
+		c.sink(*r)
+		return buf, nil
 	}
 	frame := r.Frame
 	r.Frame = nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,19 @@ func (p *conductorPeer) send(frame string) {
 	if _, err := io.WriteString(p.in, frame+"\n"); err != nil {
 		p.t.Fatalf("writing to the component: %v", err)
 	}
+}
+
+// sendAsync writes frame from a goroutine of its own, for a frame larger
+// than the pipe takes before the test reads the other end, and returns
+// the channel its write error arrives on: the test goroutine checks it,
+// since t.Fatalf ends only the goroutine it is called from.
+func (p *conductorPeer) sendAsync(frame string) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(p.in, frame+"\n")
+		errc <- err
+	}()
+	return errc
 }
 
 // expect reads the component's next line and compares it byte for byte.
@@ -200,7 +214,7 @@ func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
 	if !bytes.Contains(p.capture.Bytes(), []byte(`"event":"start"`)) || !bytes.Contains(p.capture.Bytes(), []byte(`"component":true`)) {
 		t.Fatalf("start event without component:true:\n%s", p.capture.Bytes())
 	}
-	if !slicesContains(recs, `agent {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
+	if !slices.Contains(recs, `agent {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
 		t.Fatalf("the successor's answer to the prompt is not recorded from the agent side: %q", recs)
 	}
 }
@@ -325,15 +339,6 @@ func at(s []string, i int) string {
 	return "<none>"
 }
 
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // K2: what the successor sends is never itself a conductor envelope. A
 // wrapped request or notification whose inner method is a wrapper's
 // (_proxy/successor/*, proxy/successor, the handshakes) would leave the
@@ -381,10 +386,13 @@ func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 
 	const size = 64 << 20
 	text := strings.Repeat("x", size)
-	go p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","text":"` + text + `"}}}`)
+	sent := p.sendAsync(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","text":"` + text + `"}}}`)
 	got, err := p.out.ReadString('\n')
 	if err != nil || len(got) < size {
 		t.Fatalf("the huge frame did not pass: %d bytes, %v", len(got), err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("writing the huge frame to the component: %v", err)
 	}
 	got, text = "", ""
 	// Two more frames: every reader and scratch buffer has moved on.
@@ -398,9 +406,12 @@ func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 
 	// The other way: a huge client frame wrapped for the successor.
 	text = strings.Repeat("y", size)
-	go p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","text":"` + text + `"}}`)
+	sent = p.sendAsync(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","text":"` + text + `"}}`)
 	if got, err = p.out.ReadString('\n'); err != nil || len(got) < size {
 		t.Fatalf("the huge client frame did not pass: %d bytes, %v", len(got), err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("writing the huge client frame to the component: %v", err)
 	}
 	got, text = "", ""
 	for range 2 {

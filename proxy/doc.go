@@ -12,6 +12,6 @@
 // Files: run.go (Run and the connection), relay.go (the two loops),
 // lifecycle.go (ends, signals, last words), queue.go and readahead.go
 // (bounded queues, F5), component.go and handshake.go (K1-K3),
-// process*.go, launch_*.go and subreaper_linux.go (the agent's process
+// process*.go, spawn_*.go and subreaper_linux.go (the agent's process
 // tree).
 package proxy

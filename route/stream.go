@@ -185,7 +185,10 @@ func (r *Router) Spill(l *Long, held []byte) {
 	r.log.Warn("a frame a module may claim is longer than the connection's byte budget: passed on unchanged, no module sees it",
 		"rule", "P6", "from", l.from.String(), "held", len(held))
 	l.forward = true
-	r.recordLong(l, held[:l.n])
+	if _, ok := r.recordLong(l, held[:l.n]); !ok {
+		// Neither in pieces (another frame is) nor whole (too long).
+		r.cfg.Capture.LeaveOut()
+	}
 	r.LongPiece(l, held[l.n:])
 }
 
@@ -251,7 +254,7 @@ func (r *Router) EndLong(l *Long) {
 	}
 	switch {
 	case l.from == pipe.Agent && env.Kind == pipe.Response:
-		delete(r.pending, IDKey(string(env.ID)))
+		delete(r.pending, pipe.IDKey(string(env.ID)))
 	case l.from == pipe.Client:
 		r.trackLong(l)
 	}

@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +35,9 @@ type Check struct {
 	json     bool
 	run      *checkRun
 	problems int
-	empty    int
+	// levels counts the problem groups found so far by Level.
+	levels map[Level]int
+	empty  int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
 	// mods cite the rule of the vendor methods they handle.
@@ -48,11 +49,79 @@ type Check struct {
 // vendor method one of mods handles cites that module's rule
 // (Module.MethodRules); any other, V7.
 func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods}
+	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods, levels: map[Level]int{}}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
 func (c *Check) Problems() int { return c.problems }
+
+// AtLeast is the number of problem groups found so far at level l or
+// above: what `check --fail-on l` fails on.
+func (c *Check) AtLeast(l Level) int {
+	n := 0
+	for level, count := range c.levels {
+		if level >= l {
+			n += count
+		}
+	}
+	return n
+}
+
+// Level is how bad a finding is for the session, lowest first.
+type Level int
+
+const (
+	// Repaired: the receiver never gets the problem; acp-normalize
+	// answers, drops or replaces every frame that has it.
+	Repaired Level = iota + 1
+	// Broken: the receiver gets the problem (and may reject the frame)
+	// in at least one frame: acp-normalize does not repair it, or wrote
+	// it itself (P3).
+	Broken
+)
+
+// String is the level's name, as `--fail-on` takes it and --json writes
+// it.
+func (l Level) String() string {
+	switch l {
+	case Repaired:
+		return "repaired"
+	case Broken:
+		return "broken"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// MarshalText writes the level's name.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name, for readers of --json reports.
+func (l *Level) UnmarshalText(b []byte) error {
+	v, err := ParseLevel(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
+// ParseLevel reads a level's name.
+func ParseLevel(name string) (Level, error) {
+	for _, l := range []Level{Repaired, Broken} {
+		if l.String() == name {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown level %q: repaired or broken", name)
+}
+
+// level is the finding's Level, once its frames are counted.
+func (f *finding) level() Level {
+	if f.Side == proxySide || f.Reached > 0 {
+		return Broken
+	}
+	return Repaired
+}
 
 // Empty is the number of captures so far in which no frame could be
 // checked (an empty file, stdin from a command that failed): not clean.
@@ -61,12 +130,8 @@ func (c *Check) Empty() int { return c.empty }
 // noFrames reports whether the capture gave no frame to check.
 func (r *checkRun) noFrames() bool { return r.frames["client"]+r.frames["agent"] == 0 }
 
-// proxySide names the proxy as the sender of the frames it wrote, and
-// proxyIDPrefix starts the ids of its own requests (C12).
-const (
-	proxySide     = "acp-normalize"
-	proxyIDPrefix = "acp-normalize:"
-)
+// proxySide names the proxy as the sender of the frames it wrote.
+const proxySide = "acp-normalize"
 
 // finding is one group of problems.
 type finding struct {
@@ -102,6 +167,9 @@ type finding struct {
 	// frame as sent, or a replacement by the proxy that kept the problem
 	// (the proxy answered, dropped or repaired the others).
 	Reached int `json:"reached"`
+	// Level is Broken when any frame's problem reached the receiver
+	// (every frame acp-normalize wrote reaches it), else Repaired.
+	Level Level `json:"level"`
 }
 
 // exampleLimit is how many bytes of an example frame a report carries.
@@ -218,6 +286,10 @@ func (c *Check) End() error {
 	c.run = nil
 	fs := r.sorted()
 	c.problems += len(fs)
+	for _, f := range fs {
+		f.Level = f.level()
+		c.levels[f.Level]++
+	}
 	if r.noFrames() && r.unread == 0 && !r.unreadRest {
 		c.empty++
 	}
@@ -268,7 +340,7 @@ func (r *checkRun) input(s *route.Step) {
 		method = string(env.Method)
 		r.observeInitialize(s.From, method, s.In)
 	case pipe.Response:
-		method = r.requests[idRef{to, idValue(env.ID)}]
+		method = r.requests[idRef{to, pipe.IDKey(string(env.ID))}]
 		if method == "initialize" && s.From == pipe.Agent {
 			r.observeInitialize(s.From, "", s.In)
 		}
@@ -348,11 +420,11 @@ func (r *checkRun) output(s *route.Step, o route.Out) {
 		method = string(env.Method)
 		if env.Kind == pipe.Request {
 			// The receiver answers it as a request of the other side.
-			k := idRef{o.To.Other().String(), idValue(env.ID)}
+			k := idRef{o.To.Other().String(), pipe.IDKey(string(env.ID))}
 			r.requests[k], r.open[k] = method, true
 		}
 	case pipe.Response:
-		k := idRef{to, idValue(env.ID)}
+		k := idRef{to, pipe.IDKey(string(env.ID))}
 		method = r.requests[k]
 		if r.open[k] {
 			delete(r.open, k)
@@ -435,24 +507,24 @@ func (r *checkRun) vendorMethodRule(method string) string {
 func (r *checkRun) idCheck(side, to string, env pipe.Envelope, method string, frame []byte, line int) {
 	switch env.Kind {
 	case pipe.Request:
-		k := idRef{side, idValue(env.ID)}
+		k := idRef{side, pipe.IDKey(string(env.ID))}
 		if r.open[k] {
-			r.add(findingKey{check: "id", side: side, method: method, kind: "request", path: "/id",
+			r.add(findingKey{check: "id", side: side, method: method, kind: pipe.Request.String(), path: "/id",
 				message: "the id of a request of this side that is still open: the answers cannot be told apart"}, "", line, frame, to)
 		}
 		r.requests[k], r.open[k] = method, true
 	case pipe.Response:
-		k := idRef{to, idValue(env.ID)}
+		k := idRef{to, pipe.IDKey(string(env.ID))}
 		switch {
 		case r.open[k]:
 			delete(r.open, k)
 		case r.proxyAnswered[k]:
 			delete(r.proxyAnswered, k)
-		case strings.HasPrefix(k.id, "s"+proxyIDPrefix):
+		case strings.HasPrefix(k.id, `"`+rewrite.ProxyIDPrefix):
 			// An answer to a request the recording's proxy made (C12)
 			// that this replay, with other modules, did not make.
 		default:
-			r.add(findingKey{check: "id", side: side, method: method, kind: "response", path: "/id",
+			r.add(findingKey{check: "id", side: side, method: method, kind: pipe.Response.String(), path: "/id",
 				message: "answers no open request of the other side (the receiver drops or rejects it)"}, "", line, frame, to)
 		}
 	}
@@ -468,7 +540,7 @@ func (r *checkRun) capability(side, method string, frame []byte, line int) {
 	update, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate")
 	switch update {
 	case "subagent_update", "session_message", "session_message_chunk":
-		r.add(findingKey{check: "capability", side: side, method: method, update: update, kind: "notification", path: "/params/update/sessionUpdate",
+		r.add(findingKey{check: "capability", side: side, method: method, update: update, kind: pipe.Notification.String(), path: "/params/update/sessionUpdate",
 			message: "a subagent session shape sent to a client that did not declare clientCapabilities.subagents"}, "S0", line, frame, "client")
 	}
 }
@@ -585,25 +657,10 @@ func delivered(s *route.Step) bool {
 }
 
 func envKind(env pipe.Envelope) string {
-	switch env.Kind {
-	case pipe.Request:
-		return "request"
-	case pipe.Notification:
-		return "notification"
-	case pipe.Response:
-		return "response"
-	case pipe.Batch:
-		return "batch"
+	if env.Kind == pipe.NotJSON || env.Kind == pipe.Invalid {
+		return "line" // a finding is about the line, whatever it failed to be
 	}
-	return "line"
-}
-
-// idValue is a JSON-RPC id by value ("\u0061" and "a" are one id).
-func idValue(raw []byte) string {
-	if s, ok := rawjson.DecodeString(raw); ok {
-		return "s" + s
-	}
-	return "n" + string(bytes.TrimSpace(raw))
+	return env.Kind.String()
 }
 
 func (c *Check) writeText(r *checkRun, fs []*finding) error {

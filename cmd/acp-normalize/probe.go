@@ -70,6 +70,9 @@ func probeAction(c *cli.Context, st streams) error {
 	if err := rewrite.CheckClientSettings(settings); err != nil {
 		return usageError("probe: %v", err)
 	}
+	if err := rewrite.CheckChoices(moduleOptions(), settings); err != nil {
+		return usageError("probe: %v", err)
+	}
 	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return usageError("probe: --modules: %v", err)
@@ -134,7 +137,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	// In memory only, read below; redacted as a capture is (R2): the
 	// report is for bug reports, pasted in public.
 	var captured probeCapture
-	capture := pipe.NewCaptureWriter(&captured, false)
+	capture := pipe.NewCaptureSink(captured.record, false)
 	// A small queue: a flood the writer cannot keep up with is left out
 	// (a "dropped" event), not held (P6).
 	capture.SetQueueLimit(probeQueue)

@@ -76,7 +76,7 @@ func TestE2ERecordRefusesSymlink(t *testing.T) {
 
 // TestE2ERecordingNeverStallsTheSession: a capture file nobody reads (a
 // FIFO whose reader is asleep: a stuck disk) does not stall the relay;
-// the capture is complete once it can be written (issue 8 item 5).
+// the capture is complete once it can be written.
 func TestE2ERecordingNeverStallsTheSession(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "capture.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -44,8 +44,8 @@ func hostPlatform(t *testing.T) Platform {
 
 // TestReproducible builds the release of this repository's HEAD for this
 // machine's platform twice, from two checkouts at different paths, into
-// two directories: SHA256SUMS and every archive are byte-identical (issue
-// 19: -trimpath, no VCS stamps of the go command, only the commit's time).
+// two directories: SHA256SUMS and every archive are byte-identical
+// (-trimpath, no VCS stamps of the go command, only the commit's time).
 // The cross builds of the other platforms run in make cross; this one
 // costs two links (the compiles are cached between them).
 func TestReproducible(t *testing.T) {
@@ -139,7 +139,7 @@ func checkArchive(t *testing.T, path string, p Platform, version string, mtime t
 }
 
 // checkVersion runs the released binary: it says the release's version,
-// its commit and the commit's time, nothing else (issue 19, rule M).
+// its commit and the commit's time, nothing else (rule M).
 func checkVersion(t *testing.T, bin, version string, src Source) {
 	t.Helper()
 	out, err := exec.Command(bin, "version", "--json").Output()
@@ -359,5 +359,28 @@ func TestLatestVersionNoRelease(t *testing.T) {
 	}
 	if v, err := LatestVersion(dir); !errors.Is(err, ErrNoRelease) {
 		t.Errorf("LatestVersion = %q, %v; want ErrNoRelease", v, err)
+	}
+}
+
+func TestIsVersion(t *testing.T) {
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{"1.2.0", true},
+		{"0.1.0-rc.1", true},
+		{"10.20.30-alpha-1.x", true},
+		{"v1.2.0", false},   // the leading v is the tag's, not the version's
+		{"1.2", false},      // x/mod's shorthand is no release version
+		{"1.2.0+b1", false}, // build metadata
+		{"01.2.0", false},
+		{"1.2.0-rc.01", false}, // a numeric pre-release part with a leading zero
+		{"Unreleased", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isVersion(tt.v); got != tt.want {
+			t.Errorf("isVersion(%q) = %v, want %v", tt.v, got, tt.want)
+		}
 	}
 }

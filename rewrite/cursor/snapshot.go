@@ -9,15 +9,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
-// The snapshot statuses Cursor's calls take (rule M).
-const (
-	statusPending   = meta.StatusPending
-	statusRunning   = meta.StatusRunning
-	statusCompleted = meta.StatusCompleted
-	statusFailed    = meta.StatusFailed
-	statusLaunched  = meta.StatusLaunched
-)
-
 // snapshot is what the rule-M subagent object is built from, vendor data
 // only; "" is "not said".
 type snapshot struct {
@@ -129,7 +120,7 @@ func (s *snapshot) setSubagentType(raw []byte) {
 // subagentLabel unwraps every "custom" layer of a Cursor subagentType,
 // then takes the custom agent's name or the single remaining key. Keys
 // are read as a parser reads them: decoded, the last of duplicates
-// counting (issue 14).
+// counting.
 func subagentLabel(raw []byte) string {
 	for depth := 0; depth < 16 && rawjson.FirstByte(raw) == '{'; depth++ {
 		var keys []string

@@ -16,10 +16,10 @@ import (
 	"time"
 )
 
-// launcher starts the agent behind the subreaper (see SubreaperMain):
+// spawner starts the agent behind the subreaper (see SubreaperMain):
 // the proxy's own binary, re-executed, in its own process group, with a
 // parent-death signal and the two pipes it talks to the proxy over.
-type launcher struct {
+type spawner struct {
 	argv []string
 	// control: the proxy writes commands, the subreaper reads; status:
 	// the subreaper writes its one status line.
@@ -27,7 +27,7 @@ type launcher struct {
 	statusR, statusW   *os.File
 }
 
-func newLauncher(argv []string) (*launcher, error) {
+func newSpawner(argv []string) (*spawner, error) {
 	cr, cw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("subreaper control pipe: %w", err)
@@ -37,10 +37,10 @@ func newLauncher(argv []string) (*launcher, error) {
 		closeAll(cr, cw)
 		return nil, fmt.Errorf("subreaper status pipe: %w", err)
 	}
-	return &launcher{argv: argv, controlR: cr, controlW: cw, statusR: sr, statusW: sw}, nil
+	return &spawner{argv: argv, controlR: cr, controlW: cw, statusR: sr, statusW: sw}, nil
 }
 
-func (l *launcher) command(grace time.Duration) *exec.Cmd {
+func (l *spawner) command(grace time.Duration) *exec.Cmd {
 	env := make([]string, 0, len(os.Environ())+1)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, envSubreaper+"=") {
@@ -61,11 +61,11 @@ func (l *launcher) command(grace time.Duration) *exec.Cmd {
 }
 
 // abort releases the pipes when the subreaper could not be started.
-func (l *launcher) abort() { closeAll(l.controlR, l.controlW, l.statusR, l.statusW) }
+func (l *spawner) abort() { closeAll(l.controlR, l.controlW, l.statusR, l.statusW) }
 
 // started reads the subreaper's status line: the agent's pid, or why the
 // agent could not be run (then the subreaper has exited).
-func (l *launcher) started(cmd *exec.Cmd) (processGroup, int, error) {
+func (l *spawner) started(cmd *exec.Cmd) (processGroup, int, error) {
 	closeAll(l.controlR, l.statusW) // the subreaper has its own copies
 	line, err := bufio.NewReader(l.statusR).ReadString('\n')
 	_ = l.statusR.Close()

@@ -7,21 +7,21 @@ import (
 	"time"
 )
 
-// launcher starts the agent itself, in its own process group (Unix) or
+// spawner starts the agent itself, in its own process group (Unix) or
 // job object (Windows); these systems have no subreaper.
-type launcher struct{ argv []string }
+type spawner struct{ argv []string }
 
-func newLauncher(argv []string) (*launcher, error) { return &launcher{argv: argv}, nil }
+func newSpawner(argv []string) (*spawner, error) { return &spawner{argv: argv}, nil }
 
-func (l *launcher) command(time.Duration) *exec.Cmd {
+func (l *spawner) command(time.Duration) *exec.Cmd {
 	cmd := exec.Command(l.argv[0], l.argv[1:]...)
 	cmd.SysProcAttr = sysProcAttr()
 	return cmd
 }
 
-func (l *launcher) abort() {}
+func (l *spawner) abort() {}
 
-func (l *launcher) started(cmd *exec.Cmd) (processGroup, int, error) {
+func (l *spawner) started(cmd *exec.Cmd) (processGroup, int, error) {
 	return newProcessGroup(cmd.Process), cmd.Process.Pid, nil
 }
 
