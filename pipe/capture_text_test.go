@@ -73,3 +73,24 @@ func TestCaptureWriterTextInPieces(t *testing.T) {
 		})
 	}
 }
+
+// A capture sink takes whole records only: BeginText refuses, so the
+// caller records the frame whole; LeaveOut counts a frame recorded
+// neither way as a dropped record (R1).
+func TestCaptureSinkRefusesPieces(t *testing.T) {
+	var got []Record
+	cw := NewCaptureSink(func(r Record) { got = append(got, r) }, false)
+	if _, ok := cw.BeginText(Agent); ok {
+		t.Fatal("a sink began a record in pieces")
+	}
+	if seq := cw.LeaveOut(); seq != 1 {
+		t.Fatalf("LeaveOut numbered %d", seq)
+	}
+	cw.Write(Record{From: Agent, Frame: []byte(`{}`)})
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Event != "dropped" || got[0].Dropped != 1 || got[1].Seq != 3 {
+		t.Fatalf("records %+v", got)
+	}
+}
