@@ -231,19 +231,22 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	}()
 
 	var capture *pipe.CaptureWriter
-	var captureFile *os.File
+	var captureTarget *recordTarget
 	if path := c.String("record"); path != "" {
-		f, err := openRecord(path)
+		t, err := openRecord(path, asFile(st.stdin), asFile(st.stdout))
 		switch {
-		case errors.Is(err, errRecordSymlink):
+		case errors.Is(err, errRecordSymlink), errors.Is(err, errRecordStream):
 			// Recording is a debugging aid: a refused file never
 			// keeps the session from starting.
 			logger.Error("--record: not recording, the session runs without recording", "err", err)
 		case err != nil:
 			return exitUsage, usageError("--record: %v", err)
 		default:
-			captureFile = f
-			capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+			if t.waitingForReader() {
+				logger.Info("--record: the FIFO has no reader yet; the session starts now, recording when a reader opens it", "file", path)
+			}
+			captureTarget = t
+			capture = pipe.NewCaptureWriter(t, c.Bool("record-raw"))
 		}
 	}
 
@@ -279,8 +282,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		Signals:     sigs,
 		Logger:      logger,
 	})
-	if captureFile != nil {
-		if cerr := finishCapture(capture, captureFile); cerr != nil {
+	if captureTarget != nil {
+		// At exit too, the recording target is waited for only while it
+		// takes bytes (R1).
+		if cerr := finishCapture(capture, captureTarget, c.Duration("kill-grace")); cerr != nil {
 			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
 			code = codeAfterLostCapture(code)
 		}
@@ -306,12 +311,6 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// finishCapture writes out what the capture still queues, stops its
-// writer and closes its file; an error means the recording is incomplete.
-func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
-	return errors.Join(capture.Close(), f.Close())
 }
 
 // codeAfterLostCapture is the exit code when the recording was lost: a

@@ -61,7 +61,7 @@ func exportAction(c *cli.Context, st streams) error {
 	}
 
 	out, where := st.stdout, "stdout"
-	var file *os.File
+	var file *recordTarget
 	if outPath != "" {
 		if file, err = openRecord(outPath); err != nil {
 			return usageError("export: -o: %v", err)
