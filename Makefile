@@ -106,12 +106,12 @@ fuzz:
 ## medians of BENCHRUNS runs, as a table (docs/performance.md).
 BENCHRUNS ?= 5
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./proxy ./rewrite ./cmd/acp-normalize
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./pipe ./route/... ./proxy ./rewrite ./cmd/acp-normalize
 	$(GO) run ./cmd/acp-bench --proxy $(BIN) --runs $(BENCHRUNS)
 
 ## bench-short: the same, reduced to run in under a minute.
 bench-short: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./proxy ./cmd/acp-normalize
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./route ./proxy ./cmd/acp-normalize
 	$(GO) run ./cmd/acp-bench --proxy $(BIN) --short --runs $(BENCHRUNS)
 
 ## captures: record real agents against the scripted fake model into

@@ -13,8 +13,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // itemKind is what a script item is.
@@ -112,13 +112,13 @@ func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Scrip
 	// request.
 	asked := make(map[string]int)
 	answered := -1
-	err = proxy.Replay(r, proxy.RouterConfig{Modules: mods}, func(st *proxy.Step) error {
+	err = route.Replay(r, route.RouterConfig{Modules: mods}, func(st *route.Step) error {
 		switch st.Kind {
-		case proxy.StepError:
+		case route.StepError:
 			bad = append(bad, &LineError{Line: st.Line, Err: st.Err})
-		case proxy.StepStderr:
+		case route.StepStderr:
 			s.items = append(s.items, item{kind: itemStderr, frame: []byte(st.Text), gate: last, awaits: answered, line: st.Line})
-		case proxy.StepFrame:
+		case route.StepFrame:
 			if st.From == pipe.Client {
 				env := pipe.Peek(st.In)
 				if env.Kind == pipe.Response {
@@ -162,7 +162,7 @@ func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Scrip
 	return s, bad, nil
 }
 
-func (s *Script) addAgentFrame(st *proxy.Step, gate, awaits int, open map[string]int, logger *slog.Logger) {
+func (s *Script) addAgentFrame(st *route.Step, gate, awaits int, open map[string]int, logger *slog.Logger) {
 	if st.NonJSON {
 		s.skipped++
 		logger.Debug("recorded non-JSON agent line skipped (stdout carries frames only)", "line", st.Line)

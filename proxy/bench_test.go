@@ -7,33 +7,13 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
-
-// BenchmarkRouterPassthrough measures the per-frame cost of routing agent
-// output with no module claiming it (the hot path).
-func BenchmarkRouterPassthrough(b *testing.B) {
-	r, err := NewRouter(RouterConfig{Modules: nil})
-	if err != nil {
-		b.Fatal(err)
-	}
-	frames := bytes.Split(bytes.TrimSuffix(rewritetest.AgentTraffic(1000), []byte("\n")), []byte("\n"))
-	var total int
-	for _, f := range frames {
-		total += len(f)
-	}
-	dst := make([]Out, 0, 8)
-	b.ReportAllocs()
-	b.SetBytes(int64(total / len(frames)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		dst = r.Handle(pipe.Agent, frames[i%len(frames)], dst[:0])
-	}
-}
 
 // BenchmarkRelayLoop measures read, route and write of a whole stream in
 // memory: what one direction's loop does per frame.
 func BenchmarkRelayLoop(b *testing.B) {
-	r, err := NewRouter(RouterConfig{})
+	r, err := route.NewRouter(route.RouterConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +24,7 @@ func BenchmarkRelayLoop(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		rd := pipe.NewReader(bytes.NewReader(traffic))
 		w := pipe.NewWriter(io.Discard)
-		var outs []Out
+		var outs []route.Out
 		for {
 			f, err := rd.ReadFrame()
 			if err != nil {

@@ -45,6 +45,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // maxWrapped bounds the wrapped requests a link tracks (P6). Past it a new
@@ -244,7 +245,7 @@ func (l *link) answered(id []byte) (init, ok bool) {
 	if id == nil {
 		return false, false
 	}
-	key := idKey(string(id))
+	key := route.IDKey(string(id))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	init, ok = l.wrapped[key]
@@ -335,7 +336,7 @@ func (l *link) wrap(dst, frame []byte) (out []byte, ok bool) {
 		return append(dst, frame...), true
 	case pipe.Request:
 		if len(l.wrapped) < maxWrapped {
-			l.wrapped[idKey(string(env.ID))] = env.MethodIs("initialize") && !l.initDone
+			l.wrapped[route.IDKey(string(env.ID))] = env.MethodIs("initialize") && !l.initDone
 		} else {
 			l.warnOnceLocked("wrapped-cap", "too many requests for the successor unanswered; the next answers are not told apart", "max", maxWrapped, "rule", "P6")
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // conductorPeer plays a conductor against Run in component mode (no
@@ -42,7 +43,7 @@ func startComponentRecording(t *testing.T, argv []string, record bool) *conducto
 	t.Helper()
 	p := newConductorPeer(t)
 	cfg := Config{Argv: argv, AgentStderr: io.Discard,
-		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", IDToken: "tok"}}
+		Router: route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", IDToken: "tok"}}
 	if record {
 		cfg.Router.Capture = pipe.NewCaptureWriter(p.capture, false)
 	}
@@ -55,7 +56,7 @@ func startComponentRecording(t *testing.T, argv []string, record bool) *conducto
 func startComponentStderr(t *testing.T, argv []string, stderr io.Writer) *conductorPeer {
 	t.Helper()
 	p := newConductorPeer(t)
-	p.run(Config{Argv: argv, AgentStderr: stderr, Router: RouterConfig{Version: "t"}})
+	p.run(Config{Argv: argv, AgentStderr: stderr, Router: route.RouterConfig{Version: "t"}})
 	return p
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // DefaultKillGrace is how long the agent gets to exit after its stdin is
@@ -20,7 +21,7 @@ func (c *connection) finish(agentDone, stderrDone <-chan struct{}, code int) {
 	// Windows the job object does it).
 	c.endGroup()
 	// Requests the client sent after the agent's stdout closed.
-	var late []Out
+	var late []route.Out
 	c.live(func() { late = c.router.AgentGone(nil) })
 	if len(late) > 0 {
 		c.queues[pipe.Client].send(frameList(late), c.cfg.KillGrace)
@@ -196,7 +197,7 @@ func (c *connection) closeAgentStdin() {
 // agent's writer holds is flushed, waiting at most limit.
 func (c *connection) lastWords(limit time.Duration) {
 	c.lastWordsOnce.Do(func() {
-		var outs []Out
+		var outs []route.Out
 		if !c.live(func() { outs = c.router.ClientGone(nil) }) {
 			return
 		}

@@ -3,6 +3,8 @@
 package proxy
 
 import (
+	"github.com/acp-normalize/acp-normalize/route"
+
 	"bytes"
 	"io"
 	"log/slog"
@@ -85,7 +87,7 @@ seq 1 4000 | sed 's/.*/{"jsonrpc":"2.0","id":&,"method":"test\/task","params":{"
 echo '{"jsonrpc":"2.0","method":"marker/all-written"}'
 sleep 30`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 300 * time.Millisecond,
-		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+		Router: route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
 		Stdin:  stdinR, Stdout: out, Signals: sigs})
 	// The marker comes after the 4000 tasks: their 4000 replies (160 kB,
 	// more than the agent's stdin pipe holds) are queued or being written.
@@ -126,7 +128,7 @@ func TestRunBurstOfRepliesToAnAgentNotReading(t *testing.T) {
 n=0; while [ $n -lt 20000 ] && read -r line; do n=$((n+1)); done
 echo "{\"jsonrpc\":\"2.0\",\"method\":\"marker/replies-read\",\"params\":{\"n\":$n}}"`
 	done := runAsync(Config{Argv: []string{"sh", "-c", agent}, KillGrace: 5 * time.Second,
-		Router: RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
+		Router: route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}},
 		Stdin:  stdinR, Stdout: out})
 	out.waitFor(t, `"marker/replies-read","params":{"n":20000}`, 60*time.Second)
 	if code := waitRun(t, done, 20*time.Second); code != 0 {

@@ -42,7 +42,7 @@ func startAgent(argv []string, grace time.Duration) (*agentProcess, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("no agent command")
 	}
-	l, err := newLauncher(argv)
+	l, err := newSpawner(argv)
 	if err != nil {
 		return nil, err
 	}

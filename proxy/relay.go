@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // relayAgent relays the agent's stdout to the client until it ends; then
@@ -38,7 +39,7 @@ func (c *connection) relayAgent() {
 	if err := c.relay(pipe.Agent, activityReader{r: c.agent.output(), c: c}); err != nil {
 		c.log.Warn("reading from agent failed", "err", err)
 	}
-	var outs []Out
+	var outs []route.Out
 	if c.live(func() { outs = c.router.AgentGone(nil) }) {
 		c.deliver(pipe.Agent, outs)
 		c.flush(pipe.Client)
@@ -90,7 +91,7 @@ func (a activityWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func frameList(outs []Out) [][]byte {
+func frameList(outs []route.Out) [][]byte {
 	frames := make([][]byte, 0, len(outs))
 	for _, o := range outs {
 		frames = append(frames, o.Frame)
@@ -125,7 +126,7 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 		writeRun()
 		c.flush(to)
 	})
-	var outs []Out
+	var outs []route.Out
 	for {
 		frame, err := rd.ReadFrame()
 		if err != nil {
@@ -154,7 +155,7 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 }
 
 // isPassthrough reports whether outs is frame itself, forwarded to to.
-func isPassthrough(outs []Out, to pipe.Side, frame []byte) bool {
+func isPassthrough(outs []route.Out, to pipe.Side, frame []byte) bool {
 	return len(outs) == 1 && outs[0].To == to && outs[0].Op == "" &&
 		len(outs[0].Frame) == len(frame) && len(frame) > 0 && &outs[0].Frame[0] == &frame[0]
 }
@@ -173,7 +174,7 @@ func extendRun(run, raw []byte) []byte {
 // place by the calling loop (buffered; the loop flushes before it reads);
 // frames for the input's sender, and frames with no input (from == 0), go
 // through that side's queue. Frames for one side stay contiguous.
-func (c *connection) deliver(from pipe.Side, outs []Out) {
+func (c *connection) deliver(from pipe.Side, outs []route.Out) {
 	for i := 0; i < len(outs); {
 		to := outs[i].To
 		j := i + 1

@@ -7,6 +7,9 @@ import (
 	"testing/iotest"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // relayThroughLoop runs the agent direction's loop (c.relay) over in and
@@ -14,7 +17,7 @@ import (
 func relayThroughLoop(t *testing.T, in io.Reader) []byte {
 	t.Helper()
 	var toClient, toAgent bytes.Buffer
-	c := &connection{router: newTestRouter(t, nil, nil), stop: make(chan struct{})}
+	c := &connection{router: newTestRouter(t), stop: make(chan struct{})}
 	defer close(c.stop)
 	c.writers[pipe.Client] = pipe.NewWriter(&toClient)
 	c.writers[pipe.Agent] = pipe.NewWriter(&toAgent)
@@ -31,7 +34,7 @@ func relayThroughLoop(t *testing.T, in io.Reader) []byte {
 // for the client written on its own.
 func relayFrameByFrame(t *testing.T, in []byte) []byte {
 	t.Helper()
-	r := newTestRouter(t, nil, nil)
+	r := newTestRouter(t)
 	rd := pipe.NewReader(bytes.NewReader(in))
 	var out []byte
 	for {
@@ -100,4 +103,39 @@ func FuzzRelayLoop(f *testing.F) {
 			t.Fatalf("relay wrote\n%q\nframe by frame\n%q", got, want)
 		}
 	})
+}
+
+// newTestRouter is a router with one module that replaces, drops and
+// emits frames (methods test/replace, test/drop, test/emit), so that the
+// relay's runs are split by every kind of change.
+func newTestRouter(t *testing.T) *route.Router {
+	t.Helper()
+	mod := rewritetest.FuncModule("test", "replaces, drops and emits frames", []string{`"test/`},
+		func(f *rewrite.Frame) (rewrite.Verdict, error) {
+			var v rewrite.Verdict
+			switch f.Method() {
+			case "test/replace":
+				out, err := rewrite.Set(f.Raw, []byte(`"replaced"`), "params", "x")
+				if err != nil {
+					return v, err
+				}
+				v.Replace(out)
+			case "test/drop":
+				v.DropFrame()
+			case "test/emit":
+				for n := 1; n <= 2; n++ {
+					emit, err := rewrite.Notification("test/emitted", map[string]int{"n": n})
+					if err != nil {
+						return v, err
+					}
+					v.Send(f.From.Other(), emit)
+				}
+			}
+			return v, nil
+		})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{mod}, Version: "9.9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Config configures Run.
@@ -18,7 +19,7 @@ type Config struct {
 	// is a conductor's proxy component (rule K1): Stdin and Stdout are the
 	// conductor's, and the agent is the component's successor behind it.
 	Argv   []string
-	Router RouterConfig
+	Router route.RouterConfig
 	// KillGrace is the grace of rule F5 (DefaultKillGrace when zero).
 	KillGrace time.Duration
 	// Stdin and Stdout are the client's streams.
@@ -44,7 +45,7 @@ type Config struct {
 type connection struct {
 	cfg     Config
 	log     *slog.Logger
-	router  *Router
+	router  *route.Router
 	agent   agentEnd
 	writers [3]frameWriter // by destination side
 	stdout  *pipe.Writer   // the client's stream (writers[pipe.Client])
@@ -89,7 +90,7 @@ type connection struct {
 // command, ends the run with exit code 2 and a *HandshakeError (K3).
 func Run(cfg Config) (int, error) {
 	cfg = cfg.withDefaults()
-	router, err := NewRouter(cfg.Router)
+	router, err := route.NewRouter(cfg.Router)
 	if err != nil {
 		return 1, err
 	}
@@ -176,12 +177,12 @@ func (cfg Config) withDefaults() Config {
 		cfg.Router.Logger = cfg.Logger
 	}
 	if cfg.Router.IDToken == "" {
-		cfg.Router.IDToken = newIDToken() // C12: unique to this proxy
+		cfg.Router.IDToken = route.NewIDToken() // C12: unique to this proxy
 	}
 	return cfg
 }
 
-func newConnection(cfg Config, router *Router) *connection {
+func newConnection(cfg Config, router *route.Router) *connection {
 	c := &connection{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -247,7 +248,7 @@ func (c *connection) recordEvent(rec pipe.Record) {
 			rec.Modules = append(rec.Modules, m.Name)
 		}
 		rec.NonJSON = "drop"
-		if c.cfg.Router.NonJSON == ForwardNonJSON {
+		if c.cfg.Router.NonJSON == route.ForwardNonJSON {
 			rec.NonJSON = "forward"
 		}
 		rec.Options = append([]string{}, c.cfg.Options...)

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // TestRun drives Run in-process with small shell agents; the end-to-end
@@ -53,7 +54,7 @@ func TestRun(t *testing.T) {
 			cw := pipe.NewCaptureWriter(&capture, false)
 			code, err := Run(Config{
 				Argv:        []string{"sh", "-c", tt.agent},
-				Router:      RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: cw},
+				Router:      route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: cw},
 				KillGrace:   5 * time.Second,
 				Stdin:       stdinR,
 				Stdout:      &stdout,

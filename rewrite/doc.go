@@ -13,7 +13,7 @@
 //     besides in Module.Sessions (SessionTraits).
 //
 // Below it, internal/rawjson holds the raw-JSON helpers (lookup, string
-// decode, splice) the wire uses too; above it, proxy/proxytest runs
+// decode, splice) the wire uses too; above it, route/routetest runs
 // modules through a real Router (golden cases, real recordings, trigger
 // checks). Here too: StandardMethods (the ACP schema's method names,
 // checked against the embedded schema, internal/acpschema),

@@ -13,8 +13,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Check validates every frame of replayed captures against the ACP schema
@@ -156,16 +156,16 @@ func (c *Check) Begin(name string) error {
 }
 
 // Step implements Renderer.
-func (c *Check) Step(s *proxy.Step) error {
+func (c *Check) Step(s *route.Step) error {
 	r := c.run
 	if r == nil {
 		return nil
 	}
-	if s.Kind == proxy.StepEvent && s.Text == "connection" {
+	if s.Kind == route.StepEvent && s.Text == "connection" {
 		r.newConnection() // a trace's next connection: ids and sessions start afresh
 	}
 	var in []problem
-	if s.Kind == proxy.StepFrame {
+	if s.Kind == route.StepFrame {
 		r.input(s)
 		in = r.take()
 	}
@@ -253,7 +253,7 @@ func (r *checkRun) schema() *acpschema.Schema {
 }
 
 // input checks a frame one side sent.
-func (r *checkRun) input(s *proxy.Step) {
+func (r *checkRun) input(s *route.Step) {
 	side, to := s.From.String(), s.From.Other().String()
 	r.frames[side]++
 	line := s.Line
@@ -338,7 +338,7 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 }
 
 // output checks a frame the proxy wrote (rule P3).
-func (r *checkRun) output(s *proxy.Step, o proxy.Out) {
+func (r *checkRun) output(s *route.Step, o route.Out) {
 	to := o.To.String()
 	r.frames[proxySide]++
 	env := pipe.Peek(o.Frame)
@@ -575,7 +575,7 @@ func (r *checkRun) sorted() []*finding {
 
 // delivered reports whether the step's input reached the other side as
 // read.
-func delivered(s *proxy.Step) bool {
+func delivered(s *route.Step) bool {
 	for _, o := range s.Outs {
 		if o.Re != 0 && o.Op == "" {
 			return true

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // diffLimit is how many characters of a value a diff field line shows.
@@ -61,9 +61,9 @@ func (d *Diff) End() error {
 }
 
 // Step implements Renderer.
-func (d *Diff) Step(s *proxy.Step) error {
+func (d *Diff) Step(s *route.Step) error {
 	var sum summary
-	if s.Kind == proxy.StepFrame {
+	if s.Kind == route.StepFrame {
 		sum = inputSummary(s, d.ms)
 	}
 	cs := changes(s)
@@ -84,13 +84,13 @@ func (d *Diff) Step(s *proxy.Step) error {
 	if off := strings.TrimLeft(d.clk.offset(s.TS), " "); off != "" {
 		head += "  " + d.p.paint(ansiDim, off)
 	}
-	if s.Kind == proxy.StepFrame {
+	if s.Kind == route.StepFrame {
 		head += "  " + d.p.paint(arrowColor(s.From), arrow(s.From)) + "  " + fmtSummary(d.p, sum)
 	} else {
 		head += "  " + endLabel(s)
 	}
 	d.sb.WriteString(strings.TrimRight(head, " ") + "\n")
-	if s.Kind == proxy.StepFrame {
+	if s.Kind == route.StepFrame {
 		d.sb.WriteString("  " + d.p.paint(ansiDim, "<") + " " + terminalText(string(s.In)) + "\n")
 	}
 	for _, c := range cs {
@@ -145,7 +145,7 @@ func (d *DiffJSONL) Begin(name string) error { d.name = name; return nil }
 func (d *DiffJSONL) End() error { return nil }
 
 // Step implements Renderer.
-func (d *DiffJSONL) Step(s *proxy.Step) error {
+func (d *DiffJSONL) Step(s *route.Step) error {
 	cs := changes(s)
 	if len(cs) == 0 {
 		return nil
@@ -157,7 +157,7 @@ func (d *DiffJSONL) Step(s *proxy.Step) error {
 		b = strconv.AppendInt(b, int64(s.Line), 10)
 	}
 	switch s.Kind {
-	case proxy.StepFrame:
+	case route.StepFrame:
 		b = append(b, `,"from":"`...)
 		b = append(b, s.From.String()...)
 		b = append(b, '"')
@@ -167,7 +167,7 @@ func (d *DiffJSONL) Step(s *proxy.Step) error {
 		} else {
 			b = appendFrameMember(b, s.In)
 		}
-	case proxy.StepEnd:
+	case route.StepEnd:
 		b = append(b, `,"end":"eof"`...)
 	default:
 		b = append(b, `,"end":`...)

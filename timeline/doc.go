@@ -1,4 +1,4 @@
-// Package timeline renders what a replay (proxy.Replay) produced: the
+// Package timeline renders what a replay (route.Replay) produced: the
 // JSONL of rule R3 (what each side would have received), a human timeline
 // for a terminal (Pretty), the changes normalization made next to the
 // frames that caused them (Diff), a self-contained HTML viewer of the

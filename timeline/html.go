@@ -9,8 +9,8 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // The viewer's page: markup, style and script, embedded in the binary and
@@ -63,7 +63,7 @@ func (h *HTML) Begin(name string) error {
 }
 
 // Step implements Renderer.
-func (h *HTML) Step(s *proxy.Step) error {
+func (h *HTML) Step(s *route.Step) error {
 	if h.b == nil || h.err != nil {
 		return h.err
 	}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // renderPage replays captures through mods into one HTML page.
@@ -268,8 +268,8 @@ func FuzzViewerAndCheck(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		err := proxy.Replay(bytes.NewReader(data), proxy.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: proxy.ForwardNonJSON}, func(s *proxy.Step) error {
-			if s.Kind == proxy.StepError {
+		err := route.Replay(bytes.NewReader(data), route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: route.ForwardNonJSON}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
 				return nil
 			}
 			if err := h.Step(s); err != nil {

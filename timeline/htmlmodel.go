@@ -9,9 +9,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // The viewer's data model: what the HTML renderer embeds as JSON for the
@@ -159,12 +159,12 @@ func (b *viewBuilder) offset(ts time.Time) *float64 {
 }
 
 // row describes step s, the capture's row number i.
-func (b *viewBuilder) row(s *proxy.Step) viewRow {
+func (b *viewBuilder) row(s *route.Step) viewRow {
 	r := viewRow{Line: s.Line, T: b.offset(s.TS)}
 	c := &b.header.Counts
 	c.Rows++
 	switch s.Kind {
-	case proxy.StepFrame:
+	case route.StepFrame:
 		r.Kind, r.From = "frame", s.From.String()
 		c.Frames++
 		if s.From == pipe.Client {
@@ -183,14 +183,14 @@ func (b *viewBuilder) row(s *proxy.Step) viewRow {
 		}
 		sum := inputSummary(s, b.ms)
 		r.Head, r.Detail, r.IsError, r.Tag = sum.head, sum.detail, sum.isError, sum.tag
-	case proxy.StepStderr:
+	case route.StepStderr:
 		r.Kind, r.From, r.Head = "stderr", s.From.String(), oneLine(s.Text, 2000)
 		c.Stderr++
-	case proxy.StepEvent:
+	case route.StepEvent:
 		r.Kind, r.Head = "event", endLabel(s)
 		c.Events++
 		b.event(s)
-	case proxy.StepEnd:
+	case route.StepEnd:
 		r.Kind, r.Head = "end", cutOffLabel(s, b.recorded)
 		if b.recorded {
 			b.header.Ending = "cut"
@@ -243,7 +243,7 @@ func (b *viewBuilder) row(s *proxy.Step) viewRow {
 const htmlFieldLimit = 400
 
 // method is the method of a frame, or of the request a response answers.
-func (b *viewBuilder) method(s *proxy.Step) string {
+func (b *viewBuilder) method(s *route.Step) string {
 	env := pipe.Peek(s.In)
 	switch env.Kind {
 	case pipe.Request, pipe.Notification:
@@ -255,7 +255,7 @@ func (b *viewBuilder) method(s *proxy.Step) string {
 }
 
 // event notes what an event record says about the capture.
-func (b *viewBuilder) event(s *proxy.Step) {
+func (b *viewBuilder) event(s *route.Step) {
 	switch s.Text {
 	case "start":
 		b.recorded = true

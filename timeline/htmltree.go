@@ -6,8 +6,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // The subagent tree of the viewer: the sessions of a connection, the
@@ -113,8 +113,8 @@ type snapshotFields struct {
 
 // step adds what step s (row i, at t) says to the tree and returns the
 // node the row belongs to, or -1.
-func (tb *treeBuilder) step(i int, t *float64, s *proxy.Step) int {
-	if s.Kind != proxy.StepFrame || s.NonJSON {
+func (tb *treeBuilder) step(i int, t *float64, s *route.Step) int {
+	if s.Kind != route.StepFrame || s.NonJSON {
 		return -1
 	}
 	node := -1

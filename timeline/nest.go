@@ -5,7 +5,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // nesting follows the child sessions (Subagent Sessions) the client is
@@ -34,7 +34,7 @@ func newNesting() *nesting {
 }
 
 // observe learns from the frames of s that reach the client.
-func (n *nesting) observe(s *proxy.Step) {
+func (n *nesting) observe(s *route.Step) {
 	for _, o := range s.Outs {
 		if o.To == pipe.Client {
 			n.observeFrame(o.Frame)
@@ -98,7 +98,7 @@ func (n *nesting) depth(sid string) int {
 
 // sessionOf returns the session a step's frame is in as the client sees
 // it: that of its first frame to the client, else its own.
-func sessionOf(s *proxy.Step) string {
+func sessionOf(s *route.Step) string {
 	for _, o := range s.Outs {
 		if o.To == pipe.Client {
 			if sid, ok := rawjson.LookupString(o.Frame, "params", "sessionId"); ok {

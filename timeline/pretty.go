@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // changeLimit is how many characters of a value a pretty change line
@@ -49,7 +49,7 @@ type Pretty struct {
 
 // chunkRun is a run of unchanged chunk frames being collapsed.
 type chunkRun struct {
-	first   *proxy.Step
+	first   *route.Step
 	tag     string
 	session string
 	prefix  string // the nesting of its session
@@ -77,9 +77,9 @@ func (t *Pretty) End() error {
 }
 
 // Step implements Renderer.
-func (t *Pretty) Step(s *proxy.Step) error {
+func (t *Pretty) Step(s *route.Step) error {
 	switch s.Kind {
-	case proxy.StepFrame:
+	case route.StepFrame:
 		sum := inputSummary(s, t.ms)
 		t.nest.observe(s)
 		sid := sessionOf(s)
@@ -92,15 +92,15 @@ func (t *Pretty) Step(s *proxy.Step) error {
 		prefix := t.nest.prefix(sid)
 		t.frameLine(s, sum, prefix)
 		t.changeLines(s, prefix)
-	case proxy.StepStderr:
+	case route.StepStderr:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
-	case proxy.StepEvent:
+	case route.StepEvent:
 		t.recorded = t.recorded || s.Text == "start"
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+endLabel(s)))
 		t.changeLines(s, "")
-	case proxy.StepEnd:
+	case route.StepEnd:
 		t.endRun()
 		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  --   "+cutOffLabel(s, t.recorded)))
 		t.changeLines(s, "")
@@ -113,7 +113,7 @@ func (t *Pretty) Step(s *proxy.Step) error {
 // did not get to write one (it was killed), or the capture was cut; a
 // capture made another way (frames only) simply ends. What the modules
 // said when replayed as the client leaving follows.
-func cutOffLabel(s *proxy.Step, recorded bool) string {
+func cutOffLabel(s *route.Step, recorded bool) string {
 	label := "capture ends here (no exit record)"
 	if recorded {
 		label = "capture ends here (no exit record: the proxy was killed?)"
@@ -125,7 +125,7 @@ func cutOffLabel(s *proxy.Step, recorded bool) string {
 }
 
 // collapsible reports whether s is an unchanged chunk that may join a run.
-func (t *Pretty) collapsible(s *proxy.Step, sum summary) bool {
+func (t *Pretty) collapsible(s *route.Step, sum summary) bool {
 	switch sum.tag {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 	default:
@@ -134,7 +134,7 @@ func (t *Pretty) collapsible(s *proxy.Step, sum summary) bool {
 	return len(s.Outs) == 1 && s.Outs[0].Op == ""
 }
 
-func (t *Pretty) addToRun(s *proxy.Step, sum summary, sid string) {
+func (t *Pretty) addToRun(s *route.Step, sum summary, sid string) {
 	if r := t.run; r != nil && r.first.From == s.From && r.tag == sum.tag && r.session == sum.session {
 		r.count++
 		if r.text.Len() <= 4*textLimit { // only the start is shown
@@ -162,7 +162,7 @@ func (t *Pretty) endRun() {
 }
 
 // frameLine writes a frame's line; prefix is the nesting of its session.
-func (t *Pretty) frameLine(s *proxy.Step, sum summary, prefix string) {
+func (t *Pretty) frameLine(s *route.Step, sum summary, prefix string) {
 	t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)) + "  " + t.p.paint(arrowColor(s.From), arrow(s.From)) + "  " + t.p.paint(ansiDim, prefix) + fmtSummary(t.p, sum))
 }
 
@@ -175,7 +175,7 @@ func (t *Pretty) childHeader(sid string) {
 
 // changeLines writes what the proxy did because of s; prefix is the
 // nesting of the frame's session.
-func (t *Pretty) changeLines(s *proxy.Step, prefix string) {
+func (t *Pretty) changeLines(s *route.Step, prefix string) {
 	indent := strings.Repeat(" ", t.clk.width()+5) + t.p.paint(ansiDim, prefix)
 	for _, c := range changes(s) {
 		st := opStyle[c.op]

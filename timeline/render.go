@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Renderer writes the steps of one or more replayed captures.
@@ -17,7 +17,7 @@ type Renderer interface {
 	// Begin starts a capture named name (its path, as given).
 	Begin(name string) error
 	// Step renders one step. StepError steps are the caller's to report.
-	Step(s *proxy.Step) error
+	Step(s *route.Step) error
 	// End finishes the capture begun last.
 	End() error
 }
@@ -51,7 +51,7 @@ func (j *JSONL) Begin(string) error { return nil }
 func (j *JSONL) End() error { return nil }
 
 // Step implements Renderer.
-func (j *JSONL) Step(s *proxy.Step) error {
+func (j *JSONL) Step(s *route.Step) error {
 	if len(s.Outs) == 0 {
 		return nil
 	}
@@ -133,9 +133,9 @@ type change struct {
 
 // changes lists what normalization did in s: the drop of its input, then
 // each output that is not plain forwarding, in order.
-func changes(s *proxy.Step) []change {
+func changes(s *route.Step) []change {
 	var cs []change
-	if s.Kind == proxy.StepFrame && !s.Delivered() {
+	if s.Kind == route.StepFrame && !s.Delivered() {
 		cs = append(cs, change{op: pipe.OpDrop, to: s.From.Other()})
 	}
 	for _, o := range s.Outs {
@@ -204,8 +204,8 @@ func (c *clock) width() int {
 }
 
 // endLabel describes what produced the frames of an end step or exit event.
-func endLabel(s *proxy.Step) string {
-	if s.Kind == proxy.StepEnd {
+func endLabel(s *route.Step) string {
+	if s.Kind == route.StepEnd {
 		return "end of capture: the client is gone"
 	}
 	label := "event " + s.Text
@@ -236,7 +236,7 @@ func endLabel(s *proxy.Step) string {
 }
 
 // inputSummary describes a step's input and notes request ids.
-func inputSummary(s *proxy.Step, ms *methods) summary {
+func inputSummary(s *route.Step, ms *methods) summary {
 	if s.NonJSON {
 		return summary{head: "non-JSON line", detail: quote(string(s.In))}
 	}

@@ -10,10 +10,10 @@ import (
 	"unicode"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 func TestSummarize(t *testing.T) {
@@ -129,7 +129,7 @@ func FuzzRenderers(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		err := proxy.Replay(bytes.NewReader(data), proxy.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: proxy.ForwardNonJSON}, func(s *proxy.Step) error {
+		err := route.Replay(bytes.NewReader(data), route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, NonJSON: route.ForwardNonJSON}, func(s *route.Step) error {
 			for _, r := range rs {
 				if err := r.Step(s); err != nil {
 					return err

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // renderers are the outputs pinned by golden files, by file suffix.
@@ -35,8 +35,8 @@ func render(t *testing.T, r Renderer, mods []rewrite.Module, names ...string) {
 		if err := r.Begin(filepath.ToSlash(name)); err != nil {
 			t.Fatal(err)
 		}
-		err = proxy.Replay(f, proxy.RouterConfig{Modules: mods, Version: "test"}, func(s *proxy.Step) error {
-			if s.Kind == proxy.StepError {
+		err = route.Replay(f, route.RouterConfig{Modules: mods, Version: "test"}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
 				return nil
 			}
 			return r.Step(s)

@@ -18,6 +18,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/table"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Exit codes of the proxy itself; otherwise it exits with the agent's code.
@@ -178,7 +179,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err != nil {
 		return exitUsage, usageError("%v", err)
 	}
-	nonJSON, err := proxy.ParseNonJSONPolicy(c.String("non-json"))
+	nonJSON, err := route.ParseNonJSONPolicy(c.String("non-json"))
 	if err != nil {
 		return exitUsage, usageError("%v", err)
 	}
@@ -265,7 +266,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	}
 	code, err := proxy.Run(proxy.Config{
 		Argv: argv,
-		Router: proxy.RouterConfig{
+		Router: route.RouterConfig{
 			Modules:  mods,
 			Settings: settings,
 			Logger:   logger,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/benchharness"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // BenchmarkRouterAllModules routes agent output through the router with
@@ -27,7 +27,7 @@ func BenchmarkRouterNoModules(b *testing.B) {
 }
 
 func benchmarkRouter(b *testing.B, modules []rewrite.Module) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules, Version: version})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules, Version: version})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func benchmarkRouter(b *testing.B, modules []rewrite.Module) {
 			traffic += len(f)
 		}
 		b.Run(tc.name, func(b *testing.B) {
-			var outs []proxy.Out
+			var outs []route.Out
 			b.ReportAllocs()
 			b.SetBytes(int64(traffic / len(frames)))
 			for i := 0; i < b.N; i++ {
@@ -82,11 +82,11 @@ func BenchmarkRouterMixedSession(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
-				r, err := proxy.NewRouter(proxy.RouterConfig{Modules: tc.modules, Version: version})
+				r, err := route.NewRouter(route.RouterConfig{Modules: tc.modules, Version: version})
 				if err != nil {
 					b.Fatal(err)
 				}
-				var outs []proxy.Out
+				var outs []route.Out
 				for _, f := range frames {
 					outs = r.Handle(pipe.Agent, f, outs[:0])
 				}

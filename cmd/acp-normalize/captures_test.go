@@ -14,12 +14,12 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // compatibilityDoc is the table of agents and snapshot fields that
@@ -113,7 +113,7 @@ func captureRecords(t *testing.T, path string) []pipe.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return proxytest.ReadRecords(t, data)
+	return routetest.ReadRecords(t, data)
 }
 
 // vendorMethodPatterns are the methods the modules declare as vendor
@@ -140,7 +140,7 @@ func matchesPattern(method string, patterns []string) bool {
 // filled.
 func replayChecked(t *testing.T, recs []pipe.Record, filled map[string]bool, vendor string) {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: version})
+	r, err := route.NewRouter(route.RouterConfig{Modules: allModules(), Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ var subagentFieldTypes = map[string]string{
 // if any (M, V2), and records its fields.
 func checkSnapshotFrame(t *testing.T, frame []byte, vendor string, filled map[string]bool) {
 	t.Helper()
-	snapRaw, ok := rawjson.Lookup(proxytest.Described(frame), "_meta", "acp-normalize", "subagent")
+	snapRaw, ok := rawjson.Lookup(routetest.Described(frame), "_meta", "acp-normalize", "subagent")
 	if !ok {
 		return
 	}
@@ -250,8 +250,8 @@ func othersDoNothing(t *testing.T, recs []pipe.Record, vendor string) {
 			// methods (V7) and sessions (S0-S8) are for every agent
 			continue
 		}
-		got := proxytest.Format(proxytest.Route(t, recs, nil, m))
-		want := proxytest.Format(proxytest.Route(t, recs, nil, proxytest.Inert(m.Name)))
+		got := routetest.Format(routetest.Route(t, recs, nil, m))
+		want := routetest.Format(routetest.Route(t, recs, nil, routetest.Inert(m.Name)))
 		if !bytes.Equal(got, want) {
 			t.Errorf("V1: module %s changed a %s capture:\n%s", m.Name, vendor, rewritetest.LineDiff(want, got))
 		}
@@ -364,7 +364,7 @@ func TestSessionPaths(t *testing.T) {
 				}
 			}
 		}
-		for _, o := range proxytest.RouteConfig(t, recs, proxy.RouterConfig{Modules: allModules()}) {
+		for _, o := range routetest.RouteConfig(t, recs, route.RouterConfig{Modules: allModules()}) {
 			if tag, _ := rawjson.LookupString(o.Frame, "params", "update", "sessionUpdate"); o.To != pipe.Client || tag != "subagent_update" {
 				continue
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/route"
 	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
@@ -39,9 +39,9 @@ func checkAction(c *cli.Context, st streams) error {
 	logger := replayLogger(st.stderr, slog.LevelError, os.Getenv)
 	failures := 0
 	for _, name := range files {
-		n, err := replayFile(name, st, r, out, func(start *proxy.Step) (proxy.RouterConfig, error) {
+		n, err := replayFile(name, st, r, out, func(start *route.Step) (route.RouterConfig, error) {
 			mods, options, nonJSON, _ := settings.resolve(start)
-			return proxy.RouterConfig{Modules: mods, Settings: options, Logger: logger.With("capture", name), Version: version, NonJSON: nonJSON}, nil
+			return route.RouterConfig{Modules: mods, Settings: options, Logger: logger.With("capture", name), Version: version, NonJSON: nonJSON}, nil
 		})
 		failures += n
 		if err != nil {

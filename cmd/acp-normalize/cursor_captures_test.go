@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // TestCursorCaptures replays the whole-session Cursor captures under
@@ -42,7 +42,7 @@ func cursorReplay(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: allModules(), Version: "0.0.0-test"}) // as the other vendors' goldens: not this build's
+	r, err := route.NewRouter(route.RouterConfig{Modules: allModules(), Version: "0.0.0-test"}) // as the other vendors' goldens: not this build's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // exportCaptures are the captures the trace round trip runs on: every
@@ -181,7 +181,7 @@ func checkTraceFile(t *testing.T, data []byte, recs []pipe.Record, exportStderr 
 	}
 }
 
-// allRecords reads every record of a capture (proxytest.ReadRecords
+// allRecords reads every record of a capture (routetest.ReadRecords
 // keeps only the input frames).
 func allRecords(t *testing.T, path string) []pipe.Record {
 	t.Helper()
@@ -234,14 +234,14 @@ func replaySteps(t *testing.T, path string) []string {
 	}
 	defer f.Close()
 	var out []string
-	err = proxy.ReplayWith(f, func(start *proxy.Step) (proxy.RouterConfig, error) {
+	err = route.ReplayWith(f, func(start *route.Step) (route.RouterConfig, error) {
 		mods, options, nonJSON, _ := replaySettings{}.resolve(start)
-		return proxy.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
-	}, func(s *proxy.Step) error {
-		if s.Kind == proxy.StepStderr {
+		return route.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
+	}, func(s *route.Step) error {
+		if s.Kind == route.StepStderr {
 			return nil
 		}
-		if s.Kind == proxy.StepError {
+		if s.Kind == route.StepError {
 			t.Errorf("%s:%d: %v", path, s.Line, s.Err)
 			return nil
 		}

@@ -22,9 +22,10 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestGoSDKClientRecordings is the second client of docs/compatibility.md:
@@ -79,7 +80,7 @@ func recordedClientRequests(t *testing.T, path string) [][2]string {
 		t.Fatal(err)
 	}
 	var reqs [][2]string
-	for _, rec := range proxytest.ReadRecords(t, data) {
+	for _, rec := range routetest.ReadRecords(t, data) {
 		env := pipe.Peek(rec.Frame)
 		if rec.From == pipe.Client && env.Kind == pipe.Request {
 			params, _ := rawjson.Lookup(rec.Frame, "params")
@@ -100,7 +101,7 @@ func goSDKSession(t *testing.T, self, capture, vendor string, optIn bool) {
 	go func() {
 		code, err := proxy.Run(proxy.Config{
 			Argv:        []string{self, "mock-agent", "--no-stderr", capture},
-			Router:      proxy.RouterConfig{Modules: allModules(), Version: version},
+			Router:      route.RouterConfig{Modules: allModules(), Version: version},
 			Stdin:       toProxyR,
 			Stdout:      fromProxyW,
 			AgentStderr: &stderr,
@@ -205,12 +206,12 @@ func goSDKSession(t *testing.T, self, capture, vendor string, optIn bool) {
 				native++ // the agent's own standard subagent sessions (V8, S3)
 			}
 		}
-		if v, ok := rawjson.LookupString(proxytest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
+		if v, ok := rawjson.LookupString(routetest.Described(frame), "_meta", "acp-normalize", "subagent", "vendor"); ok {
 			snapshots++
 			if v != vendor {
 				t.Errorf("M: snapshot of vendor %q in a %s recording", v, vendor)
 			}
-			id, _ := rawjson.LookupString(proxytest.Described(frame), "toolCallId")
+			id, _ := rawjson.LookupString(routetest.Described(frame), "toolCallId")
 			launches[id] = true
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // recordingClient is an ACP client (the Go SDK's Client interface) that
@@ -260,7 +261,7 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 	s := runSession(t, true, func(stdin io.Reader, stdout, stderr io.Writer) int {
 		code, err := proxy.Run(proxy.Config{
 			Argv: []string{self, "mock-agent", "--log-level", "debug", capture},
-			Router: proxy.RouterConfig{
+			Router: route.RouterConfig{
 				Modules: []rewrite.Module{rewritetest.Module()},
 				Version: "test",
 				Capture: pipe.NewCaptureWriter(&rec, false),

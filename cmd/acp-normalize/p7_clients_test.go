@@ -23,6 +23,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // TestP7KandevScriptedClient runs the real binary, recording, in front of
@@ -193,7 +194,7 @@ func TestP7GoSDKClientHandles(t *testing.T) {
 	go func() {
 		code, err := proxy.Run(proxy.Config{
 			Argv: []string{self, "mock-agent", "--no-stderr", capture},
-			Router: proxy.RouterConfig{Modules: allModules(), Version: version,
+			Router: route.RouterConfig{Modules: allModules(), Version: version,
 				Settings: rewrite.Settings{rewrite.ClientHandlesOption: "_cursor/task"},
 				Capture:  capw},
 			Stdin: toProxyR, Stdout: fromProxyW, AgentStderr: &stderr, KillGrace: 5 * time.Second,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 var updateClientView = flag.Bool("update-client-view", false, "rewrite docs/client-view.md from the bundled captures")
@@ -53,7 +53,7 @@ func replayFor(t *testing.T, path string, p clientProfile) []clientFrame {
 		data = bytes.Replace(data, []byte(`"clientCapabilities":{`), []byte(`"clientCapabilities":{"subagents":{},`), 1)
 	}
 	var out []clientFrame
-	configure := func(start *proxy.Step) (proxy.RouterConfig, error) {
+	configure := func(start *route.Step) (route.RouterConfig, error) {
 		s := rewrite.Settings{}
 		if start != nil {
 			s, _ = rewrite.ParseRecorded(start.Options, moduleOptions())
@@ -61,9 +61,9 @@ func replayFor(t *testing.T, path string, p clientProfile) []clientFrame {
 		for k, v := range p.settings {
 			s[k] = v
 		}
-		return proxy.RouterConfig{Modules: allModules(), Version: version, Settings: s}, nil
+		return route.RouterConfig{Modules: allModules(), Version: version, Settings: s}, nil
 	}
-	err = proxy.ReplayWith(bytes.NewReader(data), configure, func(st *proxy.Step) error {
+	err = route.ReplayWith(bytes.NewReader(data), configure, func(st *route.Step) error {
 		for _, o := range st.Outs {
 			if o.To == pipe.Client {
 				out = append(out, clientFrame{frame: bytes.Clone(o.Frame), op: o.Op})
@@ -492,8 +492,8 @@ func TestP7CodeCompanionShowsEachCallOnce(t *testing.T) {
 func agentFramesOf(t *testing.T, capture []byte) []clientFrame {
 	t.Helper()
 	var out []clientFrame
-	err := proxy.Replay(bytes.NewReader(capture), proxy.RouterConfig{}, func(st *proxy.Step) error {
-		if st.Kind == proxy.StepFrame && st.From == pipe.Agent && st.In != nil {
+	err := route.Replay(bytes.NewReader(capture), route.RouterConfig{}, func(st *route.Step) error {
+		if st.Kind == route.StepFrame && st.From == pipe.Agent && st.In != nil {
 			out = append(out, clientFrame{frame: bytes.Clone(st.In)})
 		}
 		return nil

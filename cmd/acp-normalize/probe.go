@@ -20,6 +20,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // probeTimeout bounds each of the probe's requests by default: long
@@ -149,7 +150,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	go func() {
 		code, err := proxy.Run(proxy.Config{
 			Argv: p.argv,
-			Router: proxy.RouterConfig{
+			Router: route.RouterConfig{
 				Modules:  p.mods,
 				Settings: p.settings,
 				Logger:   slog.New(nonJSONWatch{notFrames}),

@@ -15,8 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
+	"github.com/acp-normalize/acp-normalize/route"
 	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
@@ -67,7 +67,7 @@ func replayAction(c *cli.Context, st streams) error {
 	failures := 0
 	for _, name := range files {
 		capLogger := logger.With("capture", name)
-		n, err := replayFile(name, st, r, out, func(start *proxy.Step) (proxy.RouterConfig, error) {
+		n, err := replayFile(name, st, r, out, func(start *route.Step) (route.RouterConfig, error) {
 			mods, options, nonJSON, warnings := settings.resolve(start)
 			if len(warnings) > 0 {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
@@ -75,7 +75,7 @@ func replayAction(c *cli.Context, st streams) error {
 					fmt.Fprintf(st.stderr, "%s: %s\n", name, w)
 				}
 			}
-			return proxy.RouterConfig{Modules: mods, Settings: options, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
+			return route.RouterConfig{Modules: mods, Settings: options, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
 		})
 		failures += n
 		if err != nil {
@@ -137,7 +137,7 @@ func checkCaptureNames(cmd string, names ...string) error {
 
 // replayFile replays one capture and returns how many of its lines (or
 // the file itself) could not be read. The error is a failure to write.
-func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, configure func(*proxy.Step) (proxy.RouterConfig, error)) (int, error) {
+func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer, configure func(*route.Step) (route.RouterConfig, error)) (int, error) {
 	var in io.Reader = st.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -155,8 +155,8 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	bad := 0
 	var readErr error
-	err := proxy.ReplayWith(in, configure, func(s *proxy.Step) error {
-		if s.Kind == proxy.StepError {
+	err := route.ReplayWith(in, configure, func(s *route.Step) error {
+		if s.Kind == route.StepError {
 			bad++
 			if u, ok := r.(timeline.Unreadable); ok {
 				u.Unreadable(s.Line)
@@ -204,7 +204,7 @@ func (e *writeError) Unwrap() error { return e.err }
 type failingWrites struct{ timeline.Renderer }
 
 func (f failingWrites) Begin(name string) error { return wrapWrite(f.Renderer.Begin(name)) }
-func (f failingWrites) Step(s *proxy.Step) error {
+func (f failingWrites) Step(s *route.Step) error {
 	return wrapWrite(f.Renderer.Step(s))
 }
 func (f failingWrites) End() error { return wrapWrite(f.Renderer.End()) }
@@ -288,7 +288,7 @@ func colorMode(mode string, w io.Writer, getenv func(string) string) (bool, erro
 // given comes from each capture's start event.
 type replaySettings struct {
 	modules    string // --modules, "" when not given
-	nonJSON    proxy.NonJSONPolicy
+	nonJSON    route.NonJSONPolicy
 	nonJSONSet bool
 	// options holds the module options given, by name.
 	options rewrite.Settings
@@ -314,7 +314,7 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 		}
 	}
 	if lc := setIn(c, "non-json"); lc != nil {
-		p, err := proxy.ParseNonJSONPolicy(lc.String("non-json"))
+		p, err := route.ParseNonJSONPolicy(lc.String("non-json"))
 		if err != nil {
 			return rs, usageError("%v", err)
 		}
@@ -328,7 +328,7 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 // its start event (start may be nil), else the default (all modules,
 // drop, flags off). It returns a warning for each recorded setting this
 // binary lacks.
-func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, rewrite.Settings, proxy.NonJSONPolicy, []string) {
+func (rs replaySettings) resolve(start *route.Step) ([]rewrite.Module, rewrite.Settings, route.NonJSONPolicy, []string) {
 	var warnings []string
 	settings := rewrite.Settings{}
 	if start != nil {
@@ -365,12 +365,12 @@ func (rs replaySettings) resolve(start *proxy.Step) ([]rewrite.Module, rewrite.S
 		mods = all
 	}
 
-	nonJSON := proxy.DropNonJSON
+	nonJSON := route.DropNonJSON
 	switch {
 	case rs.nonJSONSet:
 		nonJSON = rs.nonJSON
 	case start != nil && start.Policy != "":
-		p, err := proxy.ParseNonJSONPolicy(start.Policy)
+		p, err := route.ParseNonJSONPolicy(start.Policy)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("recorded nonJSON %q is unknown to this acp-normalize; replaying with drop", start.Policy))
 		} else {

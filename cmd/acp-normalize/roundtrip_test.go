@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // liveClient drives a live proxy process and keeps every line it writes
@@ -212,9 +212,9 @@ func sameOps(t *testing.T, recording string) {
 		t.Fatal(err)
 	}
 	var replayed []string
-	err = proxy.ReplayWith(f, func(*proxy.Step) (proxy.RouterConfig, error) {
-		return proxy.RouterConfig{Modules: allModules(), Version: version}, nil
-	}, func(s *proxy.Step) error {
+	err = route.ReplayWith(f, func(*route.Step) (route.RouterConfig, error) {
+		return route.RouterConfig{Modules: allModules(), Version: version}, nil
+	}, func(s *route.Step) error {
 		for _, o := range s.Outs {
 			if o.Op != "" {
 				replayed = append(replayed, o.Op+">"+o.To.String()+" "+string(o.Frame))
@@ -244,8 +244,8 @@ func clientFrames(t *testing.T, capture string) [][]byte {
 	defer f.Close()
 	var frames [][]byte
 	reached := map[string][]bool{} // agent request id -> reached the client, in order
-	err = proxy.Replay(f, proxy.RouterConfig{Modules: allModules(), Version: version}, func(s *proxy.Step) error {
-		if s.Kind != proxy.StepFrame || s.NonJSON {
+	err = route.Replay(f, route.RouterConfig{Modules: allModules(), Version: version}, func(s *route.Step) error {
+		if s.Kind != route.StepFrame || s.NonJSON {
 			return nil
 		}
 		env := pipe.Peek(s.In)

@@ -24,7 +24,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // The viewer's browser tests drive a real headless Chromium over the
@@ -259,11 +259,11 @@ func expect(t *testing.T, capture string) expected {
 		line int
 		text string
 	}
-	err = proxy.ReplayWith(f, func(start *proxy.Step) (proxy.RouterConfig, error) {
+	err = route.ReplayWith(f, func(start *route.Step) (route.RouterConfig, error) {
 		mods, options, nonJSON, _ := replaySettings{}.resolve(start)
-		return proxy.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
-	}, func(s *proxy.Step) error {
-		if s.Kind == proxy.StepError {
+		return route.RouterConfig{Modules: mods, Settings: options, Version: version, NonJSON: nonJSON}, nil
+	}, func(s *route.Step) error {
+		if s.Kind == route.StepError {
 			return nil
 		}
 		e.rows++
@@ -272,11 +272,11 @@ func expect(t *testing.T, capture string) expected {
 		}
 		text := s.Text
 		switch s.Kind {
-		case proxy.StepStderr:
+		case route.StepStderr:
 			e.stderr++
-		case proxy.StepEvent, proxy.StepEnd:
+		case route.StepEvent, route.StepEnd:
 			e.events++
-		case proxy.StepFrame:
+		case route.StepFrame:
 			e.frames++
 			if s.From == pipe.Client {
 				e.fromClient++

@@ -13,9 +13,9 @@ import (
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // capturesDir holds the whole-session Claude captures (the Claude section
@@ -28,7 +28,7 @@ var sharedCapturesDir = filepath.Join("..", "..", "..", "shared", "captures", "c
 // captureCase is what a whole-session capture must show after the module.
 type captureCase struct {
 	file string
-	want proxytest.CaptureWant
+	want routetest.CaptureWant
 }
 
 // captureCases: the rig-* recordings (capture/agents/claude.sh) name no
@@ -40,53 +40,53 @@ type captureCase struct {
 var captureCases = []captureCase{
 	{
 		file: "flat-foreground.jsonl", // real, adapter 0.101.0: toolResponse frame first, handback report
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"e4e985fb-6247-4e2e-9356-70fcd4544120/toolu_01Fake000004": proxytest.Fields(notes(readTask), foreground(),
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{
+			"e4e985fb-6247-4e2e-9356-70fcd4544120/toolu_01Fake000004": routetest.Fields(notes(readTask), foreground(),
 				map[string]any{"agentId": "a1f94640b7cfb98ba", "durationMs": 751.0}),
 		}, Parents: map[string]int{"toolu_01Fake000004": 6}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, SubagentHandback x3
 	},
 	{
 		file: "flat-permission.jsonl", // real: the subagent's Bash call asks for permission
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{
 			// resultText without the tag (L8)
-			"63bce315-c4dd-46b8-b0fa-294076f62228/toolu_01Fake000004": proxytest.Fields(
+			"63bce315-c4dd-46b8-b0fa-294076f62228/toolu_01Fake000004": routetest.Fields(
 				notes("[subtask-marker] [use-bash] Read the file notes.txt in the workspace, copy it to notes-copy.txt, and report its first line."),
 				foreground(), map[string]any{"agentId": "a8665b69722719b5e", "durationMs": 987.0}),
 		}, Parents: map[string]int{"toolu_01Fake000004": 7}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, Bash x3, the permission request
 	},
 	{
 		file: "native.jsonl", // real: standard subagent sessions, no launch tool call at all
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{},
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{},
 			Parents: map[string]int{"toolu_01Fake000004": 5}}, // child config update, chunk, Read x3
 	},
 	{
 		file: "rig-foreground.jsonl", // real, recorded with the capture rig (make captures VENDOR=claude)
-		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(notes(readTask), foreground(),
-			map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
+		want: routetest.CaptureWant{Snapshots: routetest.OneLaunch(notes(readTask), foreground(),
+			map[string]any{"agentId": routetest.Any, "durationMs": routetest.Any}),
 			Parents: map[string]int{"*": 6}}, // L6 is the sessions module's (S8): nothing emitted here; Read x3, SubagentHandback x3
 	},
 	{
 		file: "rig-background.jsonl", // real, rig: no run_in_background, an async launch, the hand-back (L7)
-		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(notes(readTask), background(),
-			map[string]any{"status": "completed", "resultText": firstLine, "agentId": proxytest.Any, "outputFile": proxytest.Any}),
+		want: routetest.CaptureWant{Snapshots: routetest.OneLaunch(notes(readTask), background(),
+			map[string]any{"status": "completed", "resultText": firstLine, "agentId": routetest.Any, "outputFile": routetest.Any}),
 			Parents: map[string]int{"*": 6}, Emits: 1}, // Read x3, SubagentHandback x3, after the launch completed
 	},
 	{
 		file: "rig-permission.jsonl", // real, rig: mode default, the subagent's Bash asks; resultText without the tag (L8)
-		want: proxytest.CaptureWant{Snapshots: proxytest.OneLaunch(
+		want: routetest.CaptureWant{Snapshots: routetest.OneLaunch(
 			notes("[subtask-marker] [use-bash] Copy notes.txt to notes-copy.txt with Bash, then read it and report its first line."),
-			foreground(), map[string]any{"agentId": proxytest.Any, "durationMs": proxytest.Any}),
+			foreground(), map[string]any{"agentId": routetest.Any, "durationMs": routetest.Any}),
 			Parents: map[string]int{"*": 7}}, // L6 is the sessions module's (S8): nothing emitted here; Bash x3, the permission request, Read x3
 	},
 	{
 		file: "rig-subagents.jsonl", // real, rig: clientCapabilities.subagents, native child sessions
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{},
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{},
 			Parents: map[string]int{"*": 4}}, // child config update, Read x3
 	},
 	{
 		file: "flat-background-default.jsonl", // hand-written: async launch, no run_in_background
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"hw-background-0001/toolu_01HandBg000004": proxytest.Fields(background(), map[string]any{
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{
+			"hw-background-0001/toolu_01HandBg000004": routetest.Fields(background(), map[string]any{
 				"vendor": "claude", "toolName": "Agent", "description": "Watch build log",
 				"prompt":       "[subtask-marker] Watch the build log and report the first error.",
 				"subagentType": "general-purpose", "agentId": "a5e0c1d2b3a49f8e7", "status": "launched",
@@ -96,8 +96,8 @@ var captureCases = []captureCase{
 	},
 	{
 		file: "flat-background.jsonl", // real: run_in_background:true, hand-back on a usage_update (L7)
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
-			"fa3ff9ed-6307-4909-8d41-97a531455acb/toolu_01Fake000004": proxytest.Fields(notes(readTask), background(), map[string]any{
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{
+			"fa3ff9ed-6307-4909-8d41-97a531455acb/toolu_01Fake000004": routetest.Fields(notes(readTask), background(), map[string]any{
 				"agentId": "a98d117ea0a8fe889", "status": "completed", "resultText": firstLine,
 				"outputFile": "/tmp/claude-0/-tmp-claude-capture-ws/fa3ff9ed-6307-4909-8d41-97a531455acb/tasks/a98d117ea0a8fe889.output",
 			}),
@@ -105,7 +105,7 @@ var captureCases = []captureCase{
 	},
 	{
 		file: "flat-task-older-order.jsonl", // hand-written: "Task", completed frame before toolResponse
-		want: proxytest.CaptureWant{Snapshots: map[string]map[string]any{
+		want: routetest.CaptureWant{Snapshots: map[string]map[string]any{
 			"hw-older-order-0001/toolu_01HandOld000004": {
 				"vendor": "claude", "toolName": "Task", "description": "Count Go files",
 				"prompt":       "Count the .go files under ./proxy and name the largest.",
@@ -143,7 +143,7 @@ func background() map[string]any {
 }
 
 // TestCaptures runs each whole-session capture through a Router with the
-// claude module (proxytest.CheckCapture: P1, P3, M, and its last
+// claude module (routetest.CheckCapture: P1, P3, M, and its last
 // snapshots and parent links) and checks it against its golden output
 // (testdata/captures/<name>.out.jsonl, -update rewrites it) and the
 // rules:
@@ -175,14 +175,14 @@ func TestCaptures(t *testing.T) {
 			want.Launch = isLaunch
 			want.Check = checkClaude
 			if strings.HasPrefix(tc.file, "rig-") {
-				want.Check = func(t *testing.T, recs []pipe.Record, outs []proxytest.Output) {
+				want.Check = func(t *testing.T, recs []pipe.Record, outs []routetest.Output) {
 					checkClaude(t, recs, outs)
 					checkOutputFile(t, outs)
 				}
 			}
-			all := proxytest.CheckCapture(t, filepath.Join(capturesDir, tc.file), claudeModule(), want)
+			all := routetest.CheckCapture(t, filepath.Join(capturesDir, tc.file), claudeModule(), want)
 			golden := filepath.Join("testdata", "captures", strings.TrimSuffix(tc.file, ".jsonl")+".out.jsonl")
-			rewritetest.CheckFile(t, golden, proxytest.Format(all))
+			rewritetest.CheckFile(t, golden, routetest.Format(all))
 		})
 	}
 }
@@ -197,7 +197,7 @@ func isLaunch(obj []byte) bool {
 // checkClaude checks the rules of the claude module on every output:
 // emitted frames are L6/L7 launch updates, a frame without claudeCode
 // is unchanged (P1), parent links are the vendor's (L4).
-func checkClaude(t *testing.T, _ []pipe.Record, outs []proxytest.Output) {
+func checkClaude(t *testing.T, _ []pipe.Record, outs []routetest.Output) {
 	for i, o := range outs {
 		if o.Op == pipe.OpEmit {
 			checkLaunchUpdate(t, rewrite.Output{To: o.To, Frame: o.Frame})
@@ -209,8 +209,8 @@ func checkClaude(t *testing.T, _ []pipe.Record, outs []proxytest.Output) {
 
 // checkOutputFile: the rig's Claude Code writes a background subagent's
 // output under its session's folder, named after the agent.
-func checkOutputFile(t *testing.T, outs []proxytest.Output) {
-	for key, snap := range proxytest.Snapshots(t, outs) {
+func checkOutputFile(t *testing.T, outs []routetest.Output) {
+	for key, snap := range routetest.Snapshots(t, outs) {
 		file, ok := snap["outputFile"].(string)
 		session, _, _ := strings.Cut(key, "/")
 		if ok && !strings.HasSuffix(file, "/"+session+"/tasks/"+fmt.Sprint(snap["agentId"])+".output") {
@@ -221,7 +221,7 @@ func checkOutputFile(t *testing.T, outs []proxytest.Output) {
 
 // checkCaptureOutput checks one output of the module: a frame without
 // claudeCode is unchanged, and a parent link is the vendor's.
-func checkCaptureOutput(t *testing.T, n int, o proxytest.Output) {
+func checkCaptureOutput(t *testing.T, n int, o routetest.Output) {
 	t.Helper()
 	if !bytes.Contains(o.In.Frame, []byte("claudeCode")) {
 		if !bytes.Equal(o.Frame, o.In.Frame) || o.Op != "" {
@@ -229,7 +229,7 @@ func checkCaptureOutput(t *testing.T, n int, o proxytest.Output) {
 		}
 		return
 	}
-	obj := proxytest.Described(o.Frame)
+	obj := routetest.Described(o.Frame)
 	if obj == nil || o.To != pipe.Client {
 		return
 	}
@@ -293,5 +293,5 @@ func TestCapturesProvenance(t *testing.T) {
 // TestCapturesDifferential (issue 14): every recording, re-encoded and
 // with duplicate keys, gets the same verdicts and snapshots.
 func TestCapturesDifferential(t *testing.T) {
-	proxytest.CheckCapturesDifferential(t, capturesDir, claudeModule())
+	routetest.CheckCapturesDifferential(t, capturesDir, claudeModule())
 }

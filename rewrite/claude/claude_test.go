@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -47,7 +47,7 @@ func TestModule(t *testing.T) {
 	if m.Name != claude.Name {
 		t.Errorf("name %q", m.Name)
 	}
-	proxytest.CheckTriggers(t, m, []proxytest.TriggerCase{
+	routetest.CheckTriggers(t, m, []routetest.TriggerCase{
 		{Name: "main agent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, Want: false},
 		{Name: "chunk quoting claudeCode", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"set \"claudeCode\" in _meta"}}}}`, Want: false},
 		{Name: "subagent chunk", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"parentToolUseId":"t"}}}}}`, Want: true},
@@ -69,7 +69,7 @@ func TestCap(t *testing.T) {
 	for _, id := range []string{"t3", "t2", "t1"} {
 		recs = append(recs, pipe.Record{From: pipe.Agent, Frame: launchFrame("s", id, "tool_call_update", `{"prompt":"p"}`)})
 	}
-	outs := proxytest.RouteConfig(t, recs, proxy.RouterConfig{Modules: []rewrite.Module{claude.Module()}, Logger: slog.New(logs), MaxEntries: 2})
+	outs := routetest.RouteConfig(t, recs, route.RouterConfig{Modules: []rewrite.Module{claude.Module()}, Logger: slog.New(logs), MaxEntries: 2})
 	if len(outs) != 6 {
 		t.Fatalf("%d outputs", len(outs))
 	}
@@ -113,7 +113,7 @@ func TestCapDefault(t *testing.T) {
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t1", "tool_call_update", `{}`)},
 		pipe.Record{From: pipe.Agent, Frame: launchFrame("s", "t0", "tool_call_update", `{}`)},
 	)
-	outs := proxytest.Route(t, recs, nil, claude.Module())
+	outs := routetest.Route(t, recs, nil, claude.Module())
 	if d := snapshotOf(t, outs[len(outs)-2].Frame)["description"]; d != "d" {
 		t.Errorf("call 1 of 1025 lost its state: description %v", d)
 	}
@@ -127,7 +127,7 @@ func TestCapDefault(t *testing.T) {
 func TestFailOpenLogged(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"claudeCode":{"parentToolUseId":7}}}}}`)
-	outs := proxytest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module())
+	outs := routetest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claude.Module())
 	if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 		t.Fatalf("not forwarded unchanged: %+v", outs)
 	}
@@ -236,7 +236,7 @@ func TestLaunchOrders(t *testing.T) {
 			for _, s := range tc.steps {
 				recs = append(recs, pipe.Record{From: pipe.Agent, Frame: []byte(s.frame)})
 			}
-			outs := proxytest.Route(t, recs, nil, claudeModule())
+			outs := routetest.Route(t, recs, nil, claudeModule())
 			if len(outs) != len(tc.steps) {
 				t.Fatalf("%d outputs for %d frames", len(outs), len(tc.steps))
 			}
@@ -273,7 +273,7 @@ func TestNoParent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := rewritetest.NewLogRecorder()
 			frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":` + tc.cc + `}}}}`)
-			outs := proxytest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
+			outs := routetest.Route(t, []pipe.Record{{From: pipe.Agent, Frame: frame}}, slog.New(logs), claudeModule())
 			if len(outs) != 1 || !bytes.Equal(outs[0].Frame, frame) || outs[0].Op != "" {
 				t.Fatalf("not forwarded unchanged: %+v", outs)
 			}

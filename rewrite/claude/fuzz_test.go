@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
-// FuzzClaude feeds sessions (proxytest.Lines: one frame a line, after a
+// FuzzClaude feeds sessions (routetest.Lines: one frame a line, after a
 // byte that says the side) to one connection's Rewriter, called directly so that a panic is not hidden by
 // the router's recovery. For every frame:
 //
@@ -23,12 +23,12 @@ import (
 //     "acp-normalize" member of the _meta it describes gives back the
 //     input, up to whitespace next to the removed member (L5).
 func FuzzClaude(f *testing.F) {
-	for _, seed := range proxytest.Sessions(f, capturesDir) {
+	for _, seed := range routetest.Sessions(f, capturesDir) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rw := claudeModule().New(rewrite.Env{})
-		for i, rec := range proxytest.ParseLines(data) {
+		for i, rec := range routetest.ParseLines(data) {
 			line := rec.Frame
 			in := bytes.Clone(line)
 			v, err := rw.Rewrite(rewrite.NewFrame(rec.From, line, int64(i+1)))
@@ -115,5 +115,5 @@ func checkLaunchUpdate(t *testing.T, o rewrite.Output) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzClaudeDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, capturesDir, claudeModule())
+	routetest.FuzzDifferential(f, capturesDir, claudeModule())
 }

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // hostileLaunch is a launch-call frame the module annotates, hostileRecs
@@ -20,7 +20,7 @@ var (
 // the same byte length as ours, or of any other shape) reaches the client
 // with the module's snapshot, never the forgery.
 func TestM_ForgedSnapshotOverwritten(t *testing.T) {
-	proxytest.CheckForgedSnapshot(t, claude.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckForgedSnapshot(t, claude.Module(), hostileRecs, hostileLaunch)
 }
 
 // TestP5_MalformedFramesUnchanged pins issue 14 item 7 (rule P5) for
@@ -28,5 +28,5 @@ func TestM_ForgedSnapshotOverwritten(t *testing.T) {
 // nested deeper than the limit, goes out byte for byte, with a warning
 // that says which.
 func TestP5_MalformedFramesUnchanged(t *testing.T) {
-	proxytest.CheckMalformed(t, claude.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckMalformed(t, claude.Module(), hostileRecs, hostileLaunch)
 }

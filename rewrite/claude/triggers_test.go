@@ -3,7 +3,7 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestTriggers: the frames L6 and L7 need reach the module (a child frame
@@ -24,7 +24,7 @@ func TestTriggers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := proxytest.Triggered(m, []byte(tt.frame)); got != tt.want {
+			if got := routetest.Triggered(m, []byte(tt.frame)); got != tt.want {
 				t.Fatalf("triggers the module: %v, want %v", got, tt.want)
 			}
 		})

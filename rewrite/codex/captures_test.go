@@ -8,8 +8,8 @@ import (
 	"github.com/acp-normalize/acp-normalize/capture/scenario"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // capturesDir holds every vendor's whole-session captures; the Codex ones
@@ -25,11 +25,11 @@ const (
 // the last snapshot of its spawnAgent call, whatever ids the recording
 // has; the child's thread id is checked against the recording
 // (childThread).
-var captureCases = map[string]proxytest.CaptureWant{
+var captureCases = map[string]routetest.CaptureWant{
 	"foreground.jsonl": { // spawnAgent, then wait: the result is in the wait call (V5)
 		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-			"agentId": proxytest.Any, "background": true, "status": "completed", "resultText": firstLine,
+			"agentId": routetest.Any, "background": true, "status": "completed", "resultText": firstLine,
 			"raw": map[string]any{"agentStatus": "completed"},
 		}},
 		Emits: 1,
@@ -37,14 +37,14 @@ var captureCases = map[string]proxytest.CaptureWant{
 	"background.jsonl": { // no wait: launched, and Codex never reports the end
 		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-			"agentId": proxytest.Any, "background": true, "status": "launched",
+			"agentId": routetest.Any, "background": true, "status": "launched",
 			"raw": map[string]any{"agentStatus": "pendingInit"},
 		}},
 	},
 	"permission.jsonl": { // the child's permission request has no link: nothing guessed (V4)
 		Snapshots: map[string]map[string]any{"*/*": {
 			"vendor": "codex", "toolName": "spawnAgent", "prompt": prompt, "model": "gpt-5.5", "effort": "medium",
-			"agentId": proxytest.Any, "background": true, "status": "completed", "resultText": firstLine,
+			"agentId": routetest.Any, "background": true, "status": "completed", "resultText": firstLine,
 			"raw": map[string]any{"agentStatus": "completed"},
 		}},
 		Emits: 1,
@@ -53,17 +53,17 @@ var captureCases = map[string]proxytest.CaptureWant{
 }
 
 // TestCaptures replays each real Codex recording through a Router with the
-// codex module (proxytest.CheckCaptures: P1, P3, M, V2-V5, and the
+// codex module (routetest.CheckCaptures: P1, P3, M, V2-V5, and the
 // .replay.jsonl golden beside the capture, -update rewrites it); the
 // frames it adds are launch-call updates without an ACP status (V5, P4)
 // and the snapshot's agentId is the child's thread.
 func TestCaptures(t *testing.T) {
-	cases := map[string]proxytest.CaptureWant{}
+	cases := map[string]routetest.CaptureWant{}
 	for name, want := range captureCases {
 		want.Check = checkCodex
 		cases[name] = want
 	}
-	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "codex"), codex.Module(), isLaunch, cases)
+	routetest.CheckCaptures(t, filepath.Join(capturesDir, "codex"), codex.Module(), isLaunch, cases)
 }
 
 // isLaunch: a Codex launch call is the tool call titled spawnAgent
@@ -76,7 +76,7 @@ func isLaunch(obj []byte) bool {
 
 // checkCodex checks the emitted frames (tool_call_updates without an
 // ACP status, P4) and each snapshot's agentId against the recording.
-func checkCodex(t *testing.T, recs []pipe.Record, outs []proxytest.Output) {
+func checkCodex(t *testing.T, recs []pipe.Record, outs []routetest.Output) {
 	for i, o := range outs {
 		if o.Op != pipe.OpEmit {
 			continue
@@ -88,7 +88,7 @@ func checkCodex(t *testing.T, recs []pipe.Record, outs []proxytest.Output) {
 			t.Errorf("output %d: an emitted update carries an ACP status (P4): %s", i+1, o.Frame)
 		}
 	}
-	for key, snap := range proxytest.Snapshots(t, outs) {
+	for key, snap := range routetest.Snapshots(t, outs) {
 		if want := childThread(recs, key); snap["agentId"] != want {
 			t.Errorf("%s: agentId %v, want the child's thread %q", key, snap["agentId"], want)
 		}
@@ -120,5 +120,5 @@ func childThread(recs []pipe.Record, key string) string {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	proxytest.NothingOnOthers(t, capturesDir, codex.Module())
+	routetest.NothingOnOthers(t, capturesDir, codex.Module())
 }

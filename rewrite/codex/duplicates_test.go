@@ -7,17 +7,17 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // codexRouter returns a Router with the codex module on a Codex
 // connection (the client's initialize, the result naming codex-acp).
-func codexRouter(t *testing.T) *proxy.Router {
+func codexRouter(t *testing.T) *route.Router {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{codex.Module()}, Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{codex.Module()}, Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestV5OneUpdatePerLaunchCall(t *testing.T) {
 		members = append(members, `"T1":{"status":"`+status+`"}`)
 	}
 	frame := wait(strings.Join(members, ","))
-	var outs []proxy.Out
+	var outs []route.Out
 	alloc := rewritetest.AllocatedBy(func() { outs = r.Handle(pipe.Agent, frame, nil) })
 	var emitted [][]byte
 	for _, o := range outs {

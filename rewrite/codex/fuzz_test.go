@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // FuzzCodex feeds arbitrary agent frames to the codex module on a Codex
@@ -25,7 +25,7 @@ func FuzzCodex(f *testing.F) {
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp"},"agentCapabilities":{}}}`)
 	wait := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"completed","rawInput":{"receiverThreadIds":["T1"],"agentsStates":{"T1":{"status":"completed","message":"m"}}}}}}`)
-	proxytest.FuzzAgentFrames(f, codex.Module(), result, seeds, func(frame []byte) [][]byte {
+	routetest.FuzzAgentFrames(f, codex.Module(), result, seeds, func(frame []byte) [][]byte {
 		return [][]byte{frame, wait, frame}
 	})
 }
@@ -37,5 +37,5 @@ func FuzzCodex(f *testing.F) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzCodexDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, filepath.Join(capturesDir, "codex"), codex.Module())
+	routetest.FuzzDifferential(f, filepath.Join(capturesDir, "codex"), codex.Module())
 }

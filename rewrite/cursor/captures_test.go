@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // capturesDir holds the Cursor captures, hand-written from documented
@@ -16,5 +16,5 @@ var capturesDir = filepath.Join("..", "..", "testdata", "captures", "cursor")
 // TestCapturesDifferential (issue 14): every recording, re-encoded and
 // with duplicate keys, gets the same verdicts and snapshots.
 func TestCapturesDifferential(t *testing.T) {
-	proxytest.CheckCapturesDifferential(t, capturesDir, cursor.Module())
+	routetest.CheckCapturesDifferential(t, capturesDir, cursor.Module())
 }

@@ -10,11 +10,11 @@ import (
 	"fmt"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestTriggers pins the hot-path promise: message chunks and other
@@ -41,7 +41,7 @@ func TestTriggers(t *testing.T) {
 		if !json.Valid([]byte(frame)) {
 			t.Errorf("%s: test frame is not JSON: %s", name, frame)
 		}
-		if proxytest.Triggered(m, []byte(frame)) {
+		if routetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s reaches the module: %s", name, frame)
 		}
 	}
@@ -63,7 +63,7 @@ func TestTriggers(t *testing.T) {
 		"toolName only":    `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"rawInput":{"_toolName":"edit"}}}}`,
 	}
 	for name, frame := range claimed {
-		if !proxytest.Triggered(m, []byte(frame)) {
+		if !routetest.Triggered(m, []byte(frame)) {
 			t.Errorf("%s does not reach the module: %s", name, frame)
 		}
 	}
@@ -71,10 +71,10 @@ func TestTriggers(t *testing.T) {
 
 // loggedRouter is a Router with the cursor module whose log lines rec
 // keeps.
-func loggedRouter(t *testing.T) (*proxy.Router, *rewritetest.LogRecorder) {
+func loggedRouter(t *testing.T) (*route.Router, *rewritetest.LogRecorder) {
 	t.Helper()
 	rec := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, Logger: rec.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +108,12 @@ func TestUnknownMethodLoggedOnce(t *testing.T) {
 // BenchmarkChunk measures the hot path: a message chunk through a Router
 // with the cursor module (it never reaches the module).
 func BenchmarkChunk(b *testing.B) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"There are 11 Go files under ./proxy, and 4 of them are tests."}}}}`)
-	dst := make([]proxy.Out, 0, 4)
+	dst := make([]route.Out, 0, 4)
 	b.ReportAllocs()
 	for b.Loop() {
 		dst = r.Handle(pipe.Agent, frame, dst[:0])
@@ -122,12 +122,12 @@ func BenchmarkChunk(b *testing.B) {
 
 // BenchmarkTaskCall measures a subagent tool call frame being enriched.
 func BenchmarkTaskCall(b *testing.B) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"tool_1","status":"in_progress","rawInput":{"_toolName":"task","description":"count files","prompt":"Count the .go files","subagentType":{"unspecified":{}}}}}}`)
-	dst := make([]proxy.Out, 0, 4)
+	dst := make([]route.Out, 0, 4)
 	b.ReportAllocs()
 	for b.Loop() {
 		dst = r.Handle(pipe.Agent, frame, dst[:0])
@@ -181,7 +181,7 @@ func TestHeldBytesCapped(t *testing.T) {
 	}
 	prompt := string(rewritetest.JSONText(rewritetest.LaunchPrompt(size)))
 	budget := int64(3*size + 32<<10) // three prompts and change
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, MaxHeldBytes: budget})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{cursor.Module()}, MaxHeldBytes: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 
 	"golang.org/x/tools/txtar"
 )
@@ -34,7 +34,7 @@ func FuzzCursor(f *testing.F) {
 			if file.Name != "input.jsonl" {
 				continue
 			}
-			for _, in := range proxytest.ReadInput(f, file.Data) {
+			for _, in := range routetest.ReadInput(f, file.Data) {
 				switch {
 				case in.Gone != 0:
 					seed.WriteString("G\n")
@@ -58,7 +58,7 @@ func FuzzCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		logs := rewritetest.NewLogRecorder()
 		logs.FailOnPanic = t
-		r, err := proxy.NewRouter(proxy.RouterConfig{
+		r, err := route.NewRouter(route.RouterConfig{
 			Modules: []rewrite.Module{cursor.Module()}, MaxEntries: 4,
 			Logger:  logs.Logger(),
 			Version: "fuzz",
@@ -66,7 +66,7 @@ func FuzzCursor(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check := func(outs []proxy.Out, in []byte) {
+		check := func(outs []route.Out, in []byte) {
 			for _, o := range outs {
 				if o.Op == "" {
 					if !bytes.Equal(o.Frame, in) {
@@ -108,5 +108,5 @@ func FuzzCursor(f *testing.F) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzCursorDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, capturesDir, cursor.Module())
+	routetest.FuzzDifferential(f, capturesDir, cursor.Module())
 }

@@ -3,14 +3,14 @@ package cursor_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // hostileLaunch is a launch-call frame the module annotates, hostileRecs
 // the connection before it.
 var (
-	hostileRecs   = proxytest.Connection("")
+	hostileRecs   = routetest.Connection("")
 	hostileLaunch = []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-a","update":{"sessionUpdate":"tool_call","toolCallId":"m1","title":"Task: x","kind":"other","status":"pending","rawInput":{"_toolName":"task","description":"x"}}}}`)
 )
 
@@ -19,7 +19,7 @@ var (
 // the same byte length as ours, or of any other shape) reaches the client
 // with the module's snapshot, never the forgery.
 func TestM_ForgedSnapshotOverwritten(t *testing.T) {
-	proxytest.CheckForgedSnapshot(t, cursor.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckForgedSnapshot(t, cursor.Module(), hostileRecs, hostileLaunch)
 }
 
 // TestP5_MalformedFramesUnchanged pins issue 14 item 7 (rule P5) for
@@ -27,5 +27,5 @@ func TestM_ForgedSnapshotOverwritten(t *testing.T) {
 // nested deeper than the limit, goes out byte for byte, with a warning
 // that says which.
 func TestP5_MalformedFramesUnchanged(t *testing.T) {
-	proxytest.CheckMalformed(t, cursor.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckMalformed(t, cursor.Module(), hostileRecs, hostileLaunch)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // capturesDir holds every vendor's whole-session captures; the Gemini
@@ -16,7 +16,7 @@ var capturesDir = filepath.Join("..", "..", "testdata", "captures")
 
 // captureCases: the last snapshot of each real recording's launch call,
 // whatever ids the recording has. Gemini adds no frame (no Emits).
-var captureCases = map[string]proxytest.CaptureWant{
+var captureCases = map[string]routetest.CaptureWant{
 	"codebase-investigator.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
 		"vendor": "gemini", "toolName": "invoke_agent", "subagentType": "codebase_investigator", "status": "completed"}}},
 	"cli-help.jsonl": {Snapshots: map[string]map[string]any{"*/*": {
@@ -28,10 +28,10 @@ var captureCases = map[string]proxytest.CaptureWant{
 }
 
 // TestCaptures replays each real Gemini CLI recording through a Router
-// with the gemini module (proxytest.CheckCaptures: P1, P3, M, V2, and the
+// with the gemini module (routetest.CheckCaptures: P1, P3, M, V2, and the
 // .replay.jsonl golden beside the capture, -update rewrites it).
 func TestCaptures(t *testing.T) {
-	proxytest.CheckCaptures(t, filepath.Join(capturesDir, "gemini"), gemini.Module(), isLaunch, captureCases)
+	routetest.CheckCaptures(t, filepath.Join(capturesDir, "gemini"), gemini.Module(), isLaunch, captureCases)
 }
 
 // isLaunch: Gemini CLI's launch calls are the invoke_agent tool calls,
@@ -44,5 +44,5 @@ func isLaunch(obj []byte) bool {
 // TestOtherVendors: on every other vendor's capture the module changes
 // nothing (V1), byte for byte.
 func TestOtherVendors(t *testing.T) {
-	proxytest.NothingOnOthers(t, capturesDir, gemini.Module())
+	routetest.NothingOnOthers(t, capturesDir, gemini.Module())
 }

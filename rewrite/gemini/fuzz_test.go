@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // FuzzGemini feeds arbitrary agent frames to the gemini module on a
@@ -24,7 +24,7 @@ func FuzzGemini(f *testing.F) {
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"gemini-cli"},"agentCapabilities":{}}}`)
 	next := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"invoke_agent__a_0","status":"completed"}}}`)
-	proxytest.FuzzAgentFrames(f, gemini.Module(), result, seeds, func(frame []byte) [][]byte {
+	routetest.FuzzAgentFrames(f, gemini.Module(), result, seeds, func(frame []byte) [][]byte {
 		return [][]byte{frame, next, frame}
 	})
 }
@@ -36,5 +36,5 @@ func FuzzGemini(f *testing.F) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzGeminiDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, filepath.Join(capturesDir, "gemini"), gemini.Module())
+	routetest.FuzzDifferential(f, filepath.Join(capturesDir, "gemini"), gemini.Module())
 }

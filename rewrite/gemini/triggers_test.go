@@ -3,14 +3,14 @@ package gemini_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/gemini"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestTriggers: the frames the module needs reach it; a chunk that only
 // mentions them does not (P1 hot path: it is never decoded).
 func TestTriggers(t *testing.T) {
-	proxytest.CheckTriggers(t, gemini.Module(), []proxytest.TriggerCase{
+	routetest.CheckTriggers(t, gemini.Module(), []routetest.TriggerCase{
 		{Name: "initialize result", Frame: `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"gemini-cli"}}}`, Want: true},
 		{Name: "launch call", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"invoke_agent__invoke_agent_1_0","title":"Delegating to agent 'cli_help'"}}}`, Want: true},
 		// Issue 14 item 6: the same JSON in other spellings reaches it too.

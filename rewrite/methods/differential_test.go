@@ -3,8 +3,8 @@ package methods_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // FuzzMethodsDifferential (issue 14): a session, the same session with every
@@ -13,5 +13,5 @@ import (
 // members under the same key (a parser reads the last one) get the same
 // verdicts and snapshots, frame for frame. Seeds: the golden cases.
 func FuzzMethodsDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, "", methods.Module())
+	routetest.FuzzDifferential(f, "", methods.Module())
 }

@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
-// TestGolden runs testdata/golden/*.txtar (proxytest.RunGolden) through
+// TestGolden runs testdata/golden/*.txtar (routetest.RunGolden) through
 // the methods module, with the settings of each case's "options:" line
 // (--forward-unknown-vendor-methods).
 func TestGolden(t *testing.T) {
-	proxytest.Golden(t, methods.Module())
+	routetest.Golden(t, methods.Module())
 }
 
 // TestLoggedOnceAtInfo pins V7's logging: the first frame of each unknown
@@ -25,7 +25,7 @@ func TestGolden(t *testing.T) {
 // on: nothing at the default level, warn), later ones are not.
 func TestLoggedOnceAtInfo(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{methods.Module()}, Version: "0", Logger: logs.Logger()})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{methods.Module()}, Version: "0", Logger: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func FuzzMethods(f *testing.F) {
 	}
 	filter := rewrite.NewMethodFilter()
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{methods.Module()}, Version: "0"})
+		r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{methods.Module()}, Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,8 @@ package opencode_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // FuzzOpenCode feeds arbitrary agent frames to the opencode module after
@@ -21,7 +21,7 @@ func FuzzOpenCode(f *testing.F) {
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"OpenCode"}}}`)
 	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"task","rawInput":{}}}}`)
-	proxytest.FuzzAgentFrames(f, opencode.Module(), result, seeds, func(frame []byte) [][]byte {
+	routetest.FuzzAgentFrames(f, opencode.Module(), result, seeds, func(frame []byte) [][]byte {
 		return [][]byte{launch, frame}
 	})
 }
@@ -33,5 +33,5 @@ func FuzzOpenCode(f *testing.F) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzOpenCodeDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, capturesDir, opencode.Module())
+	routetest.FuzzDifferential(f, capturesDir, opencode.Module())
 }

@@ -3,14 +3,14 @@ package opencode_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestGolden runs each testdata/golden/*.txtar case through a Router with
-// the opencode module (proxytest.Golden; a case's "options:" line gives
+// the opencode module (routetest.Golden; a case's "options:" line gives
 // its settings, such as vendor=opencode). The case's name cites the rule
 // it pins.
 func TestGolden(t *testing.T) {
-	proxytest.Golden(t, opencode.Module())
+	routetest.Golden(t, opencode.Module())
 }

@@ -3,8 +3,8 @@ package qwen_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // FuzzQwen feeds arbitrary agent frames to the qwen module after a
@@ -22,7 +22,7 @@ func FuzzQwen(f *testing.F) {
 	}
 	result := []byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`)
 	launch := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`)
-	proxytest.FuzzAgentFrames(f, qwen.Module(), result, seeds, func(frame []byte) [][]byte {
+	routetest.FuzzAgentFrames(f, qwen.Module(), result, seeds, func(frame []byte) [][]byte {
 		return [][]byte{launch, frame}
 	})
 }
@@ -34,5 +34,5 @@ func FuzzQwen(f *testing.F) {
 // verdicts and snapshots, frame for frame. Seeds: the golden cases and the
 // small recordings.
 func FuzzQwenDifferential(f *testing.F) {
-	proxytest.FuzzDifferential(f, capturesDir, qwen.Module())
+	routetest.FuzzDifferential(f, capturesDir, qwen.Module())
 }

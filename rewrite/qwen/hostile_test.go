@@ -3,14 +3,14 @@ package qwen_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // hostileLaunch is a launch-call frame the module annotates, hostileRecs
 // the connection before it.
 var (
-	hostileRecs   = proxytest.Connection("qwen-code")
+	hostileRecs   = routetest.Connection("qwen-code")
 	hostileLaunch = []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"in_progress","title":"Agent: Read notes file","rawInput":{"description":"Read notes file","prompt":"Read notes.txt."},"_meta":{"toolName":"agent"}}}}`)
 )
 
@@ -19,7 +19,7 @@ var (
 // the same byte length as ours, or of any other shape) reaches the client
 // with the module's snapshot, never the forgery.
 func TestM_ForgedSnapshotOverwritten(t *testing.T) {
-	proxytest.CheckForgedSnapshot(t, qwen.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckForgedSnapshot(t, qwen.Module(), hostileRecs, hostileLaunch)
 }
 
 // TestP5_MalformedFramesUnchanged pins issue 14 item 7 (rule P5) for
@@ -27,5 +27,5 @@ func TestM_ForgedSnapshotOverwritten(t *testing.T) {
 // nested deeper than the limit, goes out byte for byte, with a warning
 // that says which.
 func TestP5_MalformedFramesUnchanged(t *testing.T) {
-	proxytest.CheckMalformed(t, qwen.Module(), hostileRecs, hostileLaunch)
+	routetest.CheckMalformed(t, qwen.Module(), hostileRecs, hostileLaunch)
 }

@@ -3,9 +3,9 @@ package qwen_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestLargeLaunchCallMemory: a launch call of N MiB costs a small
@@ -13,7 +13,7 @@ import (
 // snapshot and the snapshot spliced once into the frame.
 func TestLargeLaunchCallMemory(t *testing.T) {
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","title":"Agent: count","rawInput":{"description":"count","subagent_type":"general","prompt":` + rewritetest.LargeText(t) + `},"_meta":{"toolName":"agent"}}}}`)
-	proxytest.CheckRouteCost(t, qwen.Module(), [][]byte{
+	routetest.CheckRouteCost(t, qwen.Module(), [][]byte{
 		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`),
 		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Agent","rawInput":{},"_meta":{"toolName":"agent"}}}}`),
 	}, frame, 4.5)

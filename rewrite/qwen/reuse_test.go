@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // TestChildLinkOutlivesFrameBytes pins V4 when the proxy reuses its read
@@ -15,12 +15,12 @@ import (
 // tool call must not point into that buffer, or a later permission
 // request for the child carries whatever bytes the buffer holds then.
 func TestChildLinkOutlivesFrameBytes(t *testing.T) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 0, 1024)
-	handle := func(frame string) []proxy.Out {
+	handle := func(frame string) []route.Out {
 		buf = append(buf[:0], frame...)
 		outs := r.Handle(pipe.Agent, buf, nil)
 		for i := range outs {
@@ -43,13 +43,13 @@ func TestChildLinkOutlivesFrameBytes(t *testing.T) {
 // durationMs, totalTokens, toolUseCount) are kept past the frame that
 // carried them, whatever the read buffer holds later.
 func TestSnapshotNumbersOutliveFrameBytes(t *testing.T) {
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{qwen.Module()}, Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
 	buf := make([]byte, 0, 1024)
-	var last []proxy.Out
+	var last []route.Out
 	for _, frame := range []string{
 		`{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"qwen-code"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","rawOutput":{"type":"task_execution","status":"completed","executionSummary":{"totalDurationMs":1098,"totalTokens":240,"totalToolCalls":1}},"_meta":{"toolName":"agent"}}}}`,

@@ -13,9 +13,9 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // capturesRoot holds every vendor's captures (real recordings, and the
@@ -54,7 +54,7 @@ func TestCaptures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := proxytest.ReadRecords(t, data)
+		recs := routetest.ReadRecords(t, data)
 		for i := range recs {
 			if recs[i].Seq == 0 {
 				recs[i].Seq = int64(i + 1) // hand-written captures: their line
@@ -63,7 +63,7 @@ func TestCaptures(t *testing.T) {
 		n++
 		declared := optedIn(recs)
 		t.Run(vendor+"/"+name, func(t *testing.T) {
-			outs := route(t, recs)
+			outs := routeRecords(t, recs)
 			if !declared {
 				checkNoSessionShapes(t, outs)
 				return
@@ -75,7 +75,7 @@ func TestCaptures(t *testing.T) {
 			continue
 		}
 		t.Run(vendor+"/"+name+"/opted-in", func(t *testing.T) {
-			outs := route(t, withOptIn(t, recs))
+			outs := routeRecords(t, withOptIn(t, recs))
 			checkSessions(t, schema, outs)
 			rewritetest.CheckFile(t, filepath.Join("testdata", "captures", vendor+"-"+name+".opted-in.sessions.jsonl"), compact(outs))
 		})
@@ -85,10 +85,10 @@ func TestCaptures(t *testing.T) {
 	}
 }
 
-func route(t *testing.T, recs []pipe.Record) []proxytest.Output {
+func routeRecords(t *testing.T, recs []pipe.Record) []routetest.Output {
 	t.Helper()
 	logs := rewritetest.NewLogRecorder()
-	outs := proxytest.RouteConfig(t, recs, proxy.RouterConfig{Modules: modules(), Logger: logs.Logger()})
+	outs := routetest.RouteConfig(t, recs, route.RouterConfig{Modules: modules(), Logger: logs.Logger()})
 	for _, rec := range logs.Records() {
 		if rec.Level >= 8 { // error
 			t.Errorf("a module logged an error: %s", rec.Message)
@@ -134,14 +134,14 @@ func withOptIn(t *testing.T, recs []pipe.Record) []pipe.Record {
 
 // compact renders outputs as Format does, with a frame forwarded as it
 // came (P1, checked by TestVendorCaptures) shown as its input's seq.
-func compact(outs []proxytest.Output) []byte {
+func compact(outs []routetest.Output) []byte {
 	var b bytes.Buffer
 	for _, o := range outs {
 		if o.Op == "" && o.In.Seq != 0 {
 			fmt.Fprintf(&b, `{"to":%q,"seq":%d}`+"\n", o.To.String(), o.In.Seq)
 			continue
 		}
-		b.Write(proxytest.Format([]proxytest.Output{o}))
+		b.Write(routetest.Format([]routetest.Output{o}))
 	}
 	return b.Bytes()
 }
@@ -159,7 +159,7 @@ func factsOf(frame []byte) frameFacts {
 	ff.session, _ = rawjson.LookupString(frame, "params", "sessionId")
 	ff.update, _ = rawjson.Lookup(frame, "params", "update")
 	ff.tag, _ = rawjson.LookupString(ff.update, "sessionUpdate")
-	ff.described = proxytest.Described(frame)
+	ff.described = routetest.Described(frame)
 	return ff
 }
 
@@ -187,7 +187,7 @@ type childSessions struct {
 }
 
 // checkSessions checks an opted-in replay (see TestCaptures).
-func checkSessions(t *testing.T, schema *rewritetest.Schema, outs []proxytest.Output) {
+func checkSessions(t *testing.T, schema *rewritetest.Schema, outs []routetest.Output) {
 	t.Helper()
 	cs := childSessions{announced: map[string]int{}, state: map[string]string{}, callChild: map[string]string{}, synth: map[string]bool{}}
 	seenSession := map[string]int{}    // sessionId -> first output index naming it
@@ -282,8 +282,8 @@ func checkSessions(t *testing.T, schema *rewritetest.Schema, outs []proxytest.Ou
 // outs[at] is Cursor's: with its native child sessions on (the default),
 // the proxy waits for Cursor's own and makes one only when the call ends
 // without it (S2).
-func cursorFallback(outs []proxytest.Output, at int) bool {
-	v, _ := rawjson.LookupString(proxytest.Described(outs[at].Frame), "_meta", "acp-normalize", "subagent", "vendor")
+func cursorFallback(outs []routetest.Output, at int) bool {
+	v, _ := rawjson.LookupString(routetest.Described(outs[at].Frame), "_meta", "acp-normalize", "subagent", "vendor")
 	return v == "cursor"
 }
 
@@ -303,7 +303,7 @@ func wantState(status string) string {
 // checkNoSessionShapes checks a replay for a client that did not opt in:
 // no subagent_update, session_message(_chunk) or session link reaches it
 // (P3), and the agent got no opt-in (S0).
-func checkNoSessionShapes(t *testing.T, outs []proxytest.Output) {
+func checkNoSessionShapes(t *testing.T, outs []routetest.Output) {
 	t.Helper()
 	for i, o := range outs {
 		ff := factsOf(o.Frame)
@@ -326,7 +326,7 @@ func checkNoSessionShapes(t *testing.T, outs []proxytest.Output) {
 }
 
 // lines is for debugging a failure: the outputs as text.
-func lines(outs []proxytest.Output) string {
+func lines(outs []routetest.Output) string {
 	var b strings.Builder
 	for i, o := range outs {
 		b.WriteString(strconv.Itoa(i+1) + " " + o.To.String() + " " + string(o.Frame) + "\n")

@@ -3,7 +3,6 @@ package sessions_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/claude"
 	"github.com/acp-normalize/acp-normalize/rewrite/codex"
@@ -13,6 +12,7 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/opencode"
 	"github.com/acp-normalize/acp-normalize/rewrite/qwen"
 	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // modules is the binary's module list (cmd/acp-normalize allModules,
@@ -27,5 +27,5 @@ func modules() []rewrite.Module {
 // TestGolden runs testdata/golden/*.txtar (named by the rule they pin)
 // through the whole module list.
 func TestGolden(t *testing.T) {
-	proxytest.RunGolden(t, func(string) []rewrite.Module { return modules() })
+	routetest.RunGolden(t, func(string) []rewrite.Module { return modules() })
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
-	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // frames of a Claude flat launch with one child frame, for an opted-in
@@ -22,9 +22,9 @@ const (
 	childID     = "acp-normalize-subagent-e7c8d5f8a597e5b722604bae"
 )
 
-func newRouter(t *testing.T, logs *rewritetest.LogRecorder) *proxy.Router {
+func newRouter(t *testing.T, logs *rewritetest.LogRecorder) *route.Router {
 	t.Helper()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestS7LoggedOncePerSession(t *testing.T) {
 // (the id is the proxy's, whatever is kept).
 func TestP6SessionState(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
-	r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0", MaxEntries: 16})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0", MaxEntries: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func FuzzSessions(f *testing.F) {
 	}
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true)
 	f.Fuzz(func(t *testing.T, frame []byte, fromClient bool) {
-		r, err := proxy.NewRouter(proxy.RouterConfig{Modules: modules(), Version: "0"})
+		r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}

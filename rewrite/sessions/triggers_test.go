@@ -3,15 +3,15 @@ package sessions_test
 import (
 	"testing"
 
-	"github.com/acp-normalize/acp-normalize/proxy/proxytest"
 	"github.com/acp-normalize/acp-normalize/rewrite/sessions"
+	"github.com/acp-normalize/acp-normalize/route/routetest"
 )
 
 // TestTriggers: the frames the module works on reach it; the agent's
 // text, whatever it mentions, and ordinary frames do not (P1: a chunk
 // storm is never decoded for the module).
 func TestTriggers(t *testing.T) {
-	proxytest.CheckTriggers(t, sessions.Module(nil), []proxytest.TriggerCase{
+	routetest.CheckTriggers(t, sessions.Module(nil), []routetest.TriggerCase{
 		{Name: "client initialize", Frame: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientCapabilities":{"subagents":{}}}}`, Want: true},
 		{Name: "a launch call a vendor module annotated", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","_meta":{"acp-normalize":{"subagent":{"vendor":"qwen"}}}}}}`, Want: true},
 		{Name: "a linked child frame", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":{"acp-normalize":{"parentToolCallId":"t"}}}}}`, Want: true},
