@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -24,7 +25,8 @@ import (
 // ACP's nor '_'-prefixed (V7), the draft subagent dialect (S6), child
 // session shapes sent to a client that did not opt in (S0), request ids a
 // receiver would reject (a second open request with the same id, an
-// answer to no open request), and lines that are not JSON (F2).
+// answer to no open request), lines that are not JSON (F2) and frames that
+// are not valid UTF-8.
 //
 // Each problem is attributed to the side that sent the frame: the client,
 // the agent, or acp-normalize for the frames the proxy wrote in the replay
@@ -386,6 +388,12 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 	update := ""
 	if method == "session/update" {
 		update, _ = rawjson.LookupString(frame, "params", "update", "sessionUpdate")
+	}
+	if !utf8.Valid(frame) {
+		// Passed on byte for byte: the receiver's parser (serde, as
+		// Zed's) rejects the whole frame.
+		r.add(findingKey{check: "framing", side: side, method: method, update: update, kind: kind,
+			message: "not valid UTF-8: JSON text must be UTF-8; strict parsers (serde, Zed's) reject the frame, others alter the bytes"}, "", line, frame, to)
 	}
 	if method == "session/update" && (update == "subagent_spawned" || update == "subagent_state_update") {
 		r.add(findingKey{check: "draft", side: side, method: method, update: update, kind: kind, path: "/params/update/sessionUpdate",
