@@ -11,6 +11,8 @@ import (
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
 // parseLevel parses debug, info, warn or error.
@@ -40,16 +42,46 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 	if out == nil {
 		out = stderr
 	}
+	color := useColor(stderr, getenv)
 	h := tint.NewTextHandler(out, &tint.Options{
-		Level:      level,
-		TimeFormat: time.TimeOnly,
-		NoColor:    !useColor(stderr, getenv),
+		Level:       level,
+		TimeFormat:  time.TimeOnly,
+		NoColor:     !color,
+		ReplaceAttr: terminalAttrs(color, nil),
 	})
 	if logFile == nil {
 		return slog.New(h)
 	}
 	fh := slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: level})
 	return slog.New(slog.NewMultiHandler(h, fh))
+}
+
+// terminalAttrs is the ReplaceAttr of a tint handler: with colour on (a
+// terminal), every value is made safe with timeline.TerminalText, since
+// tint quotes a value but then puts its ESC bytes back raw, and values
+// carry an agent's words (a non-JSON line, a method name, an error
+// message). Without colour tint's own quoting escapes them. next, if not
+// nil, runs first.
+func terminalAttrs(color bool, next func([]string, slog.Attr) slog.Attr) func([]string, slog.Attr) slog.Attr {
+	return func(groups []string, a slog.Attr) slog.Attr {
+		if next != nil {
+			a = next(groups, a)
+		}
+		if !color {
+			return a
+		}
+		switch v := a.Value.Resolve(); v.Kind() {
+		case slog.KindString:
+			if s := v.String(); timeline.TerminalText(s) != s {
+				a.Value = slog.StringValue(timeline.TerminalText(s))
+			}
+		case slog.KindAny:
+			if s := fmt.Sprintf("%+v", v.Any()); timeline.TerminalText(s) != s {
+				a.Value = slog.StringValue(timeline.TerminalText(s))
+			}
+		}
+		return a
+	}
 }
 
 // fanout writes to every writer, ignoring a failing one, so that a closed

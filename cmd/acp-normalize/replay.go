@@ -258,15 +258,16 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 // replayLogger logs module messages without timestamps: the time of a
 // replay says nothing about the session.
 func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
+	color := useColor(stderr, getenv)
 	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
-		NoColor: !useColor(stderr, getenv),
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		NoColor: !color,
+		ReplaceAttr: terminalAttrs(color, func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}
 			return a
-		},
+		}),
 	}))
 }
 

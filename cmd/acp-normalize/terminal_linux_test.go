@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// openPTY opens a pseudo-terminal pair: the side a program writes to as
+// its terminal, and the side a test reads what the terminal got from.
+func openPTY(t *testing.T) (term, master *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		m.Close()
+		t.Skipf("no pseudo-terminal: unlock: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		m.Close()
+		t.Skipf("no pseudo-terminal: number: %v", e)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return s, m
+}
+
+// TestE2ELogsToATerminalAreEscaped: the proxy's log lines on a terminal
+// (colour on) carry an agent's words escaped: a non-JSON line on the
+// agent's stdout is logged (F2) with its first bytes, and tint, which
+// quotes a value, put its ESC bytes back raw, so an agent could set the
+// window title or write the clipboard through the proxy's own log.
+func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
+	term, master := openPTY(t)
+	cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "TERM=xterm", envFakeAgent+"="+script(t,
+		"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e end", "exit 0"))
+	cmd.Stdin = strings.NewReader("")
+	cmd.Stdout = io.Discard
+	cmd.Stderr = term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close() // the proxy holds it; the master reads EIO once it is gone
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			buf.Write(b[:n])
+			if err != nil {
+				got <- buf.Bytes()
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	select {
+	case err := <-errc:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		_ = cmd.Process.Kill()
+		t.Fatal("the proxy did not exit")
+	}
+	out := <-got
+	if !bytes.Contains(out, []byte("banner")) {
+		t.Fatalf("the agent's non-JSON line is not logged on the terminal:\n%q", out)
+	}
+	if !bytes.Contains(out, []byte("\x1b[")) {
+		t.Errorf("no colour on the terminal: not the case under test:\n%q", out)
+	}
+	for _, bad := range []string{"\x1b]", "\x07", "\u009b", "\u202e"} {
+		if bytes.Contains(out, []byte(bad)) {
+			t.Errorf("the log on the terminal holds the agent's %q:\n%q", bad, out)
+		}
+	}
+}
