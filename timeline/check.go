@@ -730,7 +730,7 @@ func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.w.Write(append(b, '\n'))
+	_, err = c.w.Write(append(TerminalJSON(b), '\n')) // examples are vendor frames
 	return err
 }
 

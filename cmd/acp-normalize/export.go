@@ -60,7 +60,8 @@ func exportAction(c *cli.Context, st streams) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: %s: %w", name, err)}
 	}
 
-	out, where := st.stdout, "stdout"
+	stdout, flushStdout := jsonlOut(st.stdout) // escaped on a terminal only
+	out, where := stdout, "stdout"
 	var file *recordTarget
 	if outPath != "" {
 		if file, err = openRecord(outPath); err != nil {
@@ -71,6 +72,8 @@ func exportAction(c *cli.Context, st streams) error {
 	werr := writeTrace(out, h, src)
 	if file != nil {
 		werr = errors.Join(werr, file.Close())
+	} else {
+		werr = errors.Join(werr, flushStdout())
 	}
 	if werr != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: writing %s: %w", where, werr)}

@@ -58,7 +58,13 @@ func replayAction(c *cli.Context, st streams) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	out := bufio.NewWriterSize(st.stdout, 64<<10)
+	// The pretty and diff views escape for the terminal as they render;
+	// JSON lines are escaped on the way, on a terminal only.
+	stdout, flushStdout := io.Writer(st.stdout), func() error { return nil }
+	if c.String("format") == "jsonl" {
+		stdout, flushStdout = jsonlOut(st.stdout)
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
 	if err != nil {
 		return usageError("%v", err)
@@ -86,7 +92,7 @@ func replayAction(c *cli.Context, st streams) error {
 	if err := r.Close(); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	if err := out.Flush(); err != nil {
+	if err := errors.Join(out.Flush(), flushStdout()); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
 	}
 	if failures > 0 {

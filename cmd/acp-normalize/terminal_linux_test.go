@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +101,70 @@ func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
 		if bytes.Contains(out, []byte(bad)) {
 			t.Errorf("the log on the terminal holds the agent's %q:\n%q", bad, out)
 		}
+	}
+}
+
+// runOnTerminal runs the binary with stdout and stderr on a
+// pseudo-terminal and returns what the terminal got.
+func runOnTerminal(t *testing.T, args ...string) []byte {
+	t.Helper()
+	term, master := openPTY(t)
+	cmd := exec.Command(proxyBinary, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Stdout, cmd.Stderr = term, term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close()
+	var buf bytes.Buffer
+	b := make([]byte, 4096)
+	for {
+		n, err := master.Read(b)
+		buf.Write(b[:n])
+		if err != nil {
+			break
+		}
+	}
+	_ = cmd.Wait()
+	return buf.Bytes()
+}
+
+// TestE2EJSONOnATerminalIsEscaped: the commands that print a capture's
+// frames as JSON (replay's JSON lines, check --json, export to stdout)
+// show a frame's C1 controls and bidi overrides as JSON escapes on a
+// terminal, as the text views escape them: valid JSON (raw C0 controls
+// cannot be in it) still holds those. Piped, the bytes are the frame's.
+func TestE2EJSONOnATerminalIsEscaped(t *testing.T) {
+	capture := filepath.Join(t.TempDir(), "c.jsonl")
+	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne"
+	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + bad + `"}}}}`
+	// A method outside ACP: check reports it, the frame its example.
+	vendor := `{"jsonrpc":"2.0","method":"craft/x","params":{"t":"` + bad + `"}}`
+	if err := os.WriteFile(capture, []byte(`{"seq":1,"from":"agent","frame":`+frame+"}\n"+`{"seq":2,"from":"agent","frame":`+vendor+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"replay", capture},
+		{"replay", "--format", "pretty", capture},
+		{"check", capture},
+		{"check", "--json", capture},
+		{"export", capture},
+	} {
+		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+			out := runOnTerminal(t, args...)
+			if len(out) == 0 {
+				t.Fatal("nothing on the terminal")
+			}
+			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e"} {
+				if bytes.Contains(out, []byte(r)) {
+					t.Errorf("%q reached the terminal raw:\n%q", r, out)
+				}
+			}
+		})
+	}
+	// Piped: byte for byte.
+	code, out, stderr := runBinary(t, "replay", capture)
+	if code != 0 || !strings.Contains(out, bad) {
+		t.Errorf("replay to a pipe: exit %d, the frame's bytes changed:\n%q\n%s", code, out, stderr)
 	}
 }
