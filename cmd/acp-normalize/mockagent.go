@@ -64,9 +64,18 @@ func mockAgentAction(c *cli.Context, st streams) error {
 		}
 	}
 	logger.Debug("capture loaded", "requests", script.Requests(), "frames", script.Frames(), "bad lines", len(bad))
-	cfg := mockagent.Config{Stdin: st.stdin, Stdout: st.stdout, Logger: logger}
+	// A capture's frames: on a terminal (a person trying the mock by
+	// hand) written with JSON escapes for what could steer it, the same
+	// values; to a client, byte for byte.
+	stdout, flushStdout := jsonlOut(st.stdout)
+	defer flushStdout()
+	cfg := mockagent.Config{Stdin: st.stdin, Stdout: stdout, Logger: logger}
 	if !c.Bool("no-stderr") {
-		cfg.Stderr = st.stderr
+		// The recorded lines are a capture's: on a terminal, escaped as
+		// replay shows them; piped (an editor), as the agent wrote them.
+		stderr, flush := textOut(st.stderr)
+		defer flush()
+		cfg.Stderr = stderr
 	}
 	if err := mockagent.Serve(script, cfg); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %w", err)}

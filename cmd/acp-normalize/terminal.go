@@ -16,28 +16,40 @@ func onTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// terminalJSONL is where JSON lines go on their way to a terminal: each
-// line through timeline.TerminalJSON, so that a frame's C1 controls, bidi
-// overrides and the like are shown as JSON escapes (the same values)
-// instead of steering the terminal. A line is held until its newline:
-// an escape never splits a rune. Piped or written to a file, the output
-// is left byte for byte (see jsonlOut).
-type terminalJSONL struct {
+// terminalLines is where lines go on their way to a terminal: each line
+// through escape, so that what a capture or an agent wrote (C1 controls,
+// bidi overrides, OSC sequences) is shown instead of steering the
+// terminal. A line is held until its newline: an escape never splits a
+// rune. Piped or written to a file, the output is left byte for byte (see
+// jsonlOut and textOut).
+type terminalLines struct {
 	w       io.Writer
+	escape  func(line []byte) []byte // line without its newline
 	partial []byte
 }
 
-// jsonlOut is w, or w behind a terminalJSONL when it is a terminal; flush
+// jsonlOut is w, or w behind a terminalLines that writes JSON escapes
+// (timeline.TerminalJSON: the same values) when it is a terminal; flush
 // writes what is held of a last line without its newline.
 func jsonlOut(w io.Writer) (out io.Writer, flush func() error) {
+	return linesOut(w, timeline.TerminalJSON)
+}
+
+// textOut is w, or w behind a terminalLines that escapes each line with
+// timeline.TerminalText when it is a terminal.
+func textOut(w io.Writer) (out io.Writer, flush func() error) {
+	return linesOut(w, func(line []byte) []byte { return []byte(timeline.TerminalText(string(line))) })
+}
+
+func linesOut(w io.Writer, escape func([]byte) []byte) (io.Writer, func() error) {
 	if !onTerminal(w) {
 		return w, func() error { return nil }
 	}
-	t := &terminalJSONL{w: w}
+	t := &terminalLines{w: w, escape: escape}
 	return t, t.flush
 }
 
-func (t *terminalJSONL) Write(p []byte) (int, error) {
+func (t *terminalLines) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -45,11 +57,11 @@ func (t *terminalJSONL) Write(p []byte) (int, error) {
 			t.partial = append(t.partial, p...)
 			break
 		}
-		line := p[:i+1]
+		line := p[:i]
 		if len(t.partial) > 0 {
 			line = append(t.partial, line...)
 		}
-		if _, err := t.w.Write(timeline.TerminalJSON(line)); err != nil {
+		if _, err := t.w.Write(append(t.escape(line), '\n')); err != nil {
 			return 0, err
 		}
 		t.partial, p = t.partial[:0], p[i+1:]
@@ -57,11 +69,11 @@ func (t *terminalJSONL) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *terminalJSONL) flush() error {
+func (t *terminalLines) flush() error {
 	if len(t.partial) == 0 {
 		return nil
 	}
-	_, err := t.w.Write(timeline.TerminalJSON(t.partial))
+	_, err := t.w.Write(t.escape(t.partial))
 	t.partial = t.partial[:0]
 	return err
 }

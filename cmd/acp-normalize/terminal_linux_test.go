@@ -140,7 +140,9 @@ func TestE2EJSONOnATerminalIsEscaped(t *testing.T) {
 	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + bad + `"}}}}`
 	// A method outside ACP: check reports it, the frame its example.
 	vendor := `{"jsonrpc":"2.0","method":"craft/x","params":{"t":"` + bad + `"}}`
-	if err := os.WriteFile(capture, []byte(`{"seq":1,"from":"agent","frame":`+frame+"}\n"+`{"seq":2,"from":"agent","frame":`+vendor+"}\n"), 0o600); err != nil {
+	// A stderr line the mock agent replays on its stderr.
+	stderr := `{"seq":3,"from":"agent","stderr":"fatal \u001b]0;pwned\u0007 \u009b31m \u202e"}`
+	if err := os.WriteFile(capture, []byte(`{"seq":1,"from":"agent","frame":`+frame+"}\n"+`{"seq":2,"from":"agent","frame":`+vendor+"}\n"+stderr+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -149,13 +151,14 @@ func TestE2EJSONOnATerminalIsEscaped(t *testing.T) {
 		{"check", capture},
 		{"check", "--json", capture},
 		{"export", capture},
+		{"mock-agent", capture},
 	} {
 		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
 			out := runOnTerminal(t, args...)
 			if len(out) == 0 {
 				t.Fatal("nothing on the terminal")
 			}
-			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e"} {
+			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e", "\x1b]", "\x07"} {
 				if bytes.Contains(out, []byte(r)) {
 					t.Errorf("%q reached the terminal raw:\n%q", r, out)
 				}
