@@ -206,17 +206,16 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitUsage, usageError("cannot run agent %q: %v", argv[0], errors.Unwrap(err))
 	}
 
-	var logFile *os.File
+	var logFile *logFileOut
 	if path := c.String("log-file"); path != "" {
-		logFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		logFile, err = openLogFile(path)
 		if err != nil {
 			return exitUsage, usageError("--log-file: %v", err)
 		}
-		defer logFile.Close()
 	}
 	var logOut io.Writer
 	if logFile != nil {
-		logOut = logFile
+		logOut = logFile.w
 	}
 	// Logs and the agent's stderr reach stderr through a bounded queue: a
 	// stderr nobody reads must stall neither the relays nor the agent
@@ -224,10 +223,22 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	logStderr := newBackgroundWriter(st.stderr, stderrQueueBytes)
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 	defer func() {
+		if logFile != nil && logFile.bg != nil {
+			// A FIFO or device is waited for a second at most, as stderr;
+			// what it did not take is said on stderr.
+			if lost := logFile.Close(time.Second); lost.Writes > 0 || lost.Unwritten > 0 {
+				logger.Warn("--log-file was not being read: lines dropped from it", "rule", "F4", "file", c.String("log-file"),
+					"lines", lost.Writes, "bytes", lost.Bytes, "unwrittenAtExit", lost.Unwritten)
+			}
+		}
 		if lost := logStderr.Close(time.Second); lost.Writes > 0 {
-			// Reaches the log file (stderr is closed to it by now).
+			// Reaches the log file when it is a regular one (stderr is
+			// closed to it by now).
 			logger.Warn("stderr was not being read: lines dropped from stderr", "rule", "F4",
-				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil)
+				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil && logFile.bg == nil)
+		}
+		if logFile != nil && logFile.bg == nil {
+			logFile.Close(0) // a regular file, written directly: last
 		}
 	}()
 

@@ -106,22 +106,25 @@ func (f fanout) Write(p []byte) (int, error) {
 // count.
 type backgroundWriter struct {
 	w    io.Writer
+	name string // what w is, for the line Close writes: "stderr"
 	max  int
 	wake chan struct{} // a token when pending has bytes or Close was called
 	done chan struct{} // closed when the goroutine has returned
 
-	mu      sync.Mutex
-	pending []byte // bytes not handed to w yet
-	spare   []byte // the buffer w wrote last, reused for pending
-	closed  bool
-	lost    droppedWrites
+	mu       sync.Mutex
+	pending  []byte // bytes not handed to w yet
+	inflight int    // bytes handed to w, not written yet
+	spare    []byte // the buffer w wrote last, reused for pending
+	closed   bool
+	lost     droppedWrites
 }
 
-// droppedWrites counts writes a backgroundWriter dropped.
-type droppedWrites struct{ Writes, Bytes int64 }
+// droppedWrites counts writes a backgroundWriter dropped, and the bytes
+// still queued when Close stopped waiting (Unwritten).
+type droppedWrites struct{ Writes, Bytes, Unwritten int64 }
 
 func newBackgroundWriter(w io.Writer, max int) *backgroundWriter {
-	b := &backgroundWriter{w: w, max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &backgroundWriter{w: w, name: "stderr", max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -133,6 +136,7 @@ func (b *backgroundWriter) loop() {
 			b.mu.Lock()
 			out, closed := b.pending, b.closed
 			b.pending, b.spare = b.spare[:0], nil
+			b.inflight = len(out)
 			b.mu.Unlock()
 			if len(out) == 0 {
 				if closed {
@@ -142,7 +146,7 @@ func (b *backgroundWriter) loop() {
 			}
 			_, _ = b.w.Write(out) // may block for good: Close does not wait for it
 			b.mu.Lock()
-			b.spare = out[:0]
+			b.spare, b.inflight = out[:0], 0
 			b.mu.Unlock()
 		}
 	}
@@ -179,7 +183,7 @@ func (b *backgroundWriter) Close(wait time.Duration) droppedWrites {
 	b.closed = true
 	lost := b.lost
 	if lost.Writes > 0 {
-		b.pending = fmt.Appendf(b.pending, "acp-normalize: %d lines (%d bytes) not written to stderr: stderr was not being read\n", lost.Writes, lost.Bytes)
+		b.pending = fmt.Appendf(b.pending, "acp-normalize: %d lines (%d bytes) not written to %s: %s was not being read\n", lost.Writes, lost.Bytes, b.name, b.name)
 	}
 	b.mu.Unlock()
 	select {
@@ -191,6 +195,9 @@ func (b *backgroundWriter) Close(wait time.Duration) droppedWrites {
 	select {
 	case <-b.done:
 	case <-t.C:
+		b.mu.Lock()
+		lost.Unwritten = int64(len(b.pending) + b.inflight)
+		b.mu.Unlock()
 	}
 	return lost
 }

@@ -134,6 +134,50 @@ func reportDropped(log *slog.Logger, path string, capture *pipe.CaptureWriter) {
 	}
 }
 
+// logFileOut is the --log-file (F4). A regular file is written directly
+// and gets every line. Anything else (a FIFO, a device) goes through a
+// bounded backgroundWriter as stderr does, so that a reader that stops,
+// or never comes, stalls neither the relay nor the agent: a FIFO nobody
+// has opened for reading yet is opened by that writer's goroutine, and
+// what does not fit is dropped and counted.
+type logFileOut struct {
+	w    io.Writer
+	file *os.File          // the regular file, closed by Close
+	bg   *backgroundWriter // else
+}
+
+// openLogFile opens path for appending (mode 0600 when created) without
+// waiting for a FIFO's reader.
+func openLogFile(path string) (*logFileOut, error) {
+	f, later, err := openAppendNow(path)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return &logFileOut{w: f, file: f}, nil
+		}
+	}
+	t := &recordTarget{path: path, open: later}
+	if f != nil {
+		t.file = f
+		t.opened.Store(true)
+	}
+	bg := newBackgroundWriter(t, stderrQueueBytes)
+	bg.name = "--log-file " + path
+	return &logFileOut{w: bg, bg: bg}, nil
+}
+
+// Close closes the file, or stops its writer after waiting at most
+// wait for it, and says what it could not write.
+func (l *logFileOut) Close(wait time.Duration) droppedWrites {
+	if l.bg != nil {
+		return l.bg.Close(wait)
+	}
+	_ = l.file.Close()
+	return droppedWrites{}
+}
+
 // asFile is w as an *os.File, or nil.
 func asFile(w any) *os.File {
 	f, _ := w.(*os.File)

@@ -284,3 +284,58 @@ func TestE2ERecordThroughLinkToAStream(t *testing.T) {
 		})
 	}
 }
+
+// TestE2ELogFileThatBlocks: a --log-file that never takes what the proxy
+// writes (a FIFO nobody opens, or whose reader stops with the pipe full)
+// is no reason not to start, relay or exit, as --record (F4): the agent
+// starts, its 2 MB of stderr do not stall the frames, the proxy exits
+// with the agent's code and says on stderr that log lines were dropped.
+func TestE2ELogFileThatBlocks(t *testing.T) {
+	for _, reader := range []bool{false, true} {
+		name := "FIFO nobody reads"
+		if reader {
+			name = "FIFO whose reader stops reading"
+		}
+		t.Run(name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "log.fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if reader {
+				rf, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rf.Close()
+			}
+			s := startArgs(t, script(t, "errflood 20000", "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				append([]string{"--kill-grace", "1s", "--log-file", fifo, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...))
+			sent := make(chan struct{})
+			go func() {
+				defer close(sent)
+				_, _ = io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`+"\n")
+			}()
+			got := make(chan string, 1)
+			go func() {
+				l, _ := s.stdout.ReadString('\n')
+				got <- l
+			}()
+			select {
+			case l := <-got:
+				if l != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`+"\n" {
+					t.Fatalf("got %q; stderr:\n%.2000s", l, s.stderr)
+				}
+			case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+				t.Fatal("the session stalled behind its log file")
+			}
+			<-sent
+			s.stdin.Close()
+			if code := s.wait(60 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%.2000s", code, s.stderr)
+			}
+			if !strings.Contains(s.stderr.String(), "--log-file was not being read") {
+				t.Errorf("nothing said about the log lines the file did not take:\n%.3000s", s.stderr.String()[max(0, s.stderr.Len()-3000):])
+			}
+		})
+	}
+}

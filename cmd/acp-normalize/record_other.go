@@ -18,3 +18,9 @@ func openRecordFile(path string) (*os.File, func() (*os.File, error), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	return f, nil, err
 }
+
+// openAppendNow opens path for appending; later is always nil.
+func openAppendNow(path string) (*os.File, func() (*os.File, error), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	return f, nil, err
+}

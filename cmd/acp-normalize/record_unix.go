@@ -79,3 +79,19 @@ func streamMode(m os.FileMode) bool {
 func isFIFO(st os.FileInfo, err error) bool {
 	return err == nil && st.Mode()&os.ModeNamedPipe != 0
 }
+
+// openAppendNow opens path for appending without waiting: a FIFO with no
+// reader (ENXIO) is returned as later, a blocking open for a goroutine
+// to make.
+func openAppendNow(path string) (f *os.File, later func() (*os.File, error), err error) {
+	const flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND | syscall.O_CLOEXEC
+	f, err = os.OpenFile(path, flags|syscall.O_NONBLOCK, 0o600)
+	if errors.Is(err, syscall.ENXIO) && isFIFO(os.Stat(path)) {
+		return nil, func() (*os.File, error) { return os.OpenFile(path, flags, 0o600) }, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = f.Fd() // blocking from now on, as in openRecordFile
+	return f, nil, nil
+}
