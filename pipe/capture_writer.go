@@ -70,6 +70,8 @@ type CaptureWriter struct {
 
 	accepted atomic.Int64  // bytes the target has taken: CloseWithin's sign of progress
 	w        *bufio.Writer // used by the writing goroutine only
+	// sink, when set, takes each record in w's stead (NewCaptureSink).
+	sink func(Record)
 }
 
 // countingWriter counts the bytes its writer has taken.
@@ -89,6 +91,18 @@ func (cw countingWriter) Write(p []byte) (int, error) {
 func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
 	c := &CaptureWriter{raw: raw, now: time.Now, limit: DefaultCaptureQueue, done: make(chan struct{})}
 	c.w = bufio.NewWriterSize(countingWriter{w, &c.accepted}, writeBufferSize)
+	c.changed.L = &c.mu
+	return c
+}
+
+// NewCaptureSink returns a CaptureWriter that hands each record to sink,
+// on the writer's goroutine and in order, numbered, timestamped and
+// redacted (unless raw) exactly as NewCaptureWriter's would be written,
+// instead of encoding it: for a program that reads its own session's
+// capture (the probe's report), without a round trip through JSONL. The
+// record's byte slices are the sink's to keep.
+func NewCaptureSink(sink func(Record), raw bool) *CaptureWriter {
+	c := &CaptureWriter{sink: sink, raw: raw, now: time.Now, limit: DefaultCaptureQueue, done: make(chan struct{})}
 	c.changed.L = &c.mu
 	return c
 }
@@ -204,12 +218,14 @@ func (c *CaptureWriter) CloseWithin(stall time.Duration) error {
 	started := c.started
 	c.mu.Unlock()
 	if !started {
-		// Nothing was ever queued: the buffer is empty, the flush
-		// writes nothing.
-		if err := c.w.Flush(); err != nil {
-			c.mu.Lock()
-			c.err = err
-			c.mu.Unlock()
+		// Nothing was ever queued: the buffer is empty (a sink has
+		// none), the flush writes nothing.
+		if c.w != nil {
+			if err := c.w.Flush(); err != nil {
+				c.mu.Lock()
+				c.err = err
+				c.mu.Unlock()
+			}
 		}
 	} else if !c.waitDone(stall) {
 		c.mu.Lock()
@@ -294,7 +310,7 @@ func (c *CaptureWriter) run() {
 					buf = nil // one huge record does not pin its size
 				}
 			}
-			if err == nil {
+			if err == nil && c.w != nil {
 				err = c.w.Flush()
 			}
 		}
@@ -335,6 +351,10 @@ func (c *CaptureWriter) writeRecord(buf []byte, r *Record) ([]byte, error) {
 			text := RedactText(*r.Stderr)
 			r.Stderr = &text
 		}
+	}
+	if c.sink != nil {
+		c.sink(*r)
+		return buf, nil
 	}
 	frame := r.Frame
 	r.Frame = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -231,5 +232,60 @@ func TestCaptureWriterCloseWithinGivesUpOnASilentTarget(t *testing.T) {
 	}
 	if err := cw.Close(); !errors.Is(err, ErrCaptureStalled) {
 		t.Errorf("a second Close = %v, want the same error", err)
+	}
+}
+
+// TestCaptureSinkAsWritten: a sink gets the records a capture file holds
+// once read back (numbered, timestamped, redacted, invalid frames as
+// text), so a program that reads its own session needs no round trip
+// through JSONL.
+func TestCaptureSinkAsWritten(t *testing.T) {
+	ts := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	code := 3
+	secret := `{"jsonrpc":"2.0","method":"authenticate","params":{"apiKey":"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"}}`
+	stderr, text := "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "Using worktree: /x"
+	records := []Record{
+		{Event: "start", Version: "1", Argv: []string{"agent"}, Modules: []string{"cursor"}},
+		{From: Client, Frame: []byte(secret)},
+		{From: Agent, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{}} `)}, // space: kept as text
+		{From: Agent, Frame: []byte(`{"jsonrpc":`)},                           // invalid: text
+		{From: Agent, Stderr: &stderr},
+		{From: Agent, Text: &text},
+		{Re: 2, Op: OpReply, To: Agent, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":null}`)},
+		{Event: "exit", Code: &code},
+	}
+	for _, raw := range []bool{false, true} {
+		var file bytes.Buffer
+		cw := NewCaptureWriter(&file, raw)
+		var got []Record
+		sink := NewCaptureSink(func(r Record) { got = append(got, r) }, raw)
+		for _, w := range []*CaptureWriter{cw, sink} {
+			w.SetClock(func() time.Time { return ts })
+			for _, r := range records {
+				w.Write(r)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var want []Record
+		for rec, err := range NewCaptureReader(&file).Records() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Line = 0 // a file's line number; a sink has none
+			want = append(want, rec)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("raw %v: the sink got %d records, the file holds %d", raw, len(got), len(want))
+		}
+		if redacted := !bytes.Contains(got[1].Frame, []byte("sk-ant-")) && !strings.Contains(*got[4].Stderr, "ghp_"); redacted == raw {
+			t.Errorf("raw %v: the sink's secrets redacted = %v", raw, redacted)
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("raw %v: record %d:\nsink %+v\nfile %+v", raw, i, got[i], want[i])
+			}
+		}
 	}
 }

@@ -1,5 +1,7 @@
 // Package pipe is the wire: newline framing of JSON-RPC streams, a lazy peek
-// at a frame's envelope that never decodes params or result, a frame writer
+// at a frame's envelope that never decodes params or result, the one id
+// equality of JSON-RPC (IDKey: "a" and "\u0061", 100 and 1E2 are one id;
+// rule F6) that the router and check share, a frame writer
 // that batches bursts and flushes when its reader goes idle, a small
 // allocation-free JSON scanner for finding values inside a frame, and the
 // capture (recording) format of rule R1 with the redaction of rule R2: a

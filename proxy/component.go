@@ -45,7 +45,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // maxWrapped bounds the wrapped requests a link tracks (P6). Past it a new
@@ -245,7 +244,7 @@ func (l *link) answered(id []byte) (init, ok bool) {
 	if id == nil {
 		return false, false
 	}
-	key := route.IDKey(string(id))
+	key := pipe.IDKey(string(id))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	init, ok = l.wrapped[key]
@@ -336,7 +335,7 @@ func (l *link) wrap(dst, frame []byte) (out []byte, ok bool) {
 		return append(dst, frame...), true
 	case pipe.Request:
 		if len(l.wrapped) < maxWrapped {
-			l.wrapped[route.IDKey(string(env.ID))] = env.MethodIs("initialize") && !l.initDone
+			l.wrapped[pipe.IDKey(string(env.ID))] = env.MethodIs("initialize") && !l.initDone
 		} else {
 			l.warnOnceLocked("wrapped-cap", "too many requests for the successor unanswered; the next answers are not told apart", "max", maxWrapped, "rule", "P6")
 		}
@@ -417,15 +416,8 @@ func (w wrapWriter) WriteFrames(frames [][]byte, flush bool) error {
 // WriteRun wraps each frame of run (each followed by "\n").
 func (w wrapWriter) WriteRun(run []byte) error {
 	var frames [][]byte
-	for len(run) > 0 {
-		i := bytes.IndexByte(run, '\n')
-		if i < 0 {
-			i = len(run)
-			frames = append(frames, run)
-			break
-		}
-		frames = append(frames, run[:i])
-		run = run[i+1:]
+	for line := range bytes.Lines(run) {
+		frames = append(frames, bytes.TrimSuffix(line, []byte{'\n'}))
 	}
 	return w.WriteFrames(frames, false)
 }

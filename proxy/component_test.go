@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,7 +201,7 @@ func TestK1K2ComponentTypeScriptConductor(t *testing.T) {
 	if !bytes.Contains(p.capture.Bytes(), []byte(`"event":"start"`)) || !bytes.Contains(p.capture.Bytes(), []byte(`"component":true`)) {
 		t.Fatalf("start event without component:true:\n%s", p.capture.Bytes())
 	}
-	if !slicesContains(recs, `agent {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
+	if !slices.Contains(recs, `agent {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
 		t.Fatalf("the successor's answer to the prompt is not recorded from the agent side: %q", recs)
 	}
 }
@@ -323,15 +324,6 @@ func at(s []string, i int) string {
 		return s[i]
 	}
 	return "<none>"
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // K2: what the successor sends is never itself a conductor envelope. A

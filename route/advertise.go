@@ -18,7 +18,7 @@ import (
 // name from that frame only). r.mu must be held.
 func (r *Router) agentAnswered(env *pipe.Envelope, raw []byte, chk *frameCheck) (cur []byte, replaced, initialize bool) {
 	rawID := env.ID
-	key := IDKey(string(rawID))
+	key := pipe.IDKey(string(rawID))
 	delete(r.pending, key)
 	if _, ok := r.initIDs[key]; !ok {
 		return raw, false, false

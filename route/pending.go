@@ -23,7 +23,7 @@ func (r *Router) trackClientRequest(env *pipe.Envelope) {
 		return
 	}
 	rawID := string(env.ID)
-	key := IDKey(rawID)
+	key := pipe.IDKey(rawID)
 	r.pending[key] = rawID
 	if env.MethodIs("initialize") {
 		r.initIDs[key] = struct{}{}

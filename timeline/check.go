@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,12 +62,8 @@ func (c *Check) Empty() int { return c.empty }
 // noFrames reports whether the capture gave no frame to check.
 func (r *checkRun) noFrames() bool { return r.frames["client"]+r.frames["agent"] == 0 }
 
-// proxySide names the proxy as the sender of the frames it wrote, and
-// proxyIDPrefix starts the ids of its own requests (C12).
-const (
-	proxySide     = "acp-normalize"
-	proxyIDPrefix = "acp-normalize:"
-)
+// proxySide names the proxy as the sender of the frames it wrote.
+const proxySide = "acp-normalize"
 
 // finding is one group of problems.
 type finding struct {
@@ -270,7 +265,7 @@ func (r *checkRun) input(s *route.Step) {
 		method = string(env.Method)
 		r.observeInitialize(s.From, method, s.In)
 	case pipe.Response:
-		method = r.requests[idRef{to, idValue(env.ID)}]
+		method = r.requests[idRef{to, pipe.IDKey(string(env.ID))}]
 		if method == "initialize" && s.From == pipe.Agent {
 			r.observeInitialize(s.From, "", s.In)
 		}
@@ -350,11 +345,11 @@ func (r *checkRun) output(s *route.Step, o route.Out) {
 		method = string(env.Method)
 		if env.Kind == pipe.Request {
 			// The receiver answers it as a request of the other side.
-			k := idRef{o.To.Other().String(), idValue(env.ID)}
+			k := idRef{o.To.Other().String(), pipe.IDKey(string(env.ID))}
 			r.requests[k], r.open[k] = method, true
 		}
 	case pipe.Response:
-		k := idRef{to, idValue(env.ID)}
+		k := idRef{to, pipe.IDKey(string(env.ID))}
 		method = r.requests[k]
 		if r.open[k] {
 			delete(r.open, k)
@@ -443,24 +438,24 @@ func (r *checkRun) vendorMethodRule(method string) string {
 func (r *checkRun) idCheck(side, to string, env pipe.Envelope, method string, frame []byte, line int) {
 	switch env.Kind {
 	case pipe.Request:
-		k := idRef{side, idValue(env.ID)}
+		k := idRef{side, pipe.IDKey(string(env.ID))}
 		if r.open[k] {
-			r.add(findingKey{check: "id", side: side, method: method, kind: "request", path: "/id",
+			r.add(findingKey{check: "id", side: side, method: method, kind: pipe.Request.String(), path: "/id",
 				message: "the id of a request of this side that is still open: the answers cannot be told apart"}, "", line, frame, to)
 		}
 		r.requests[k], r.open[k] = method, true
 	case pipe.Response:
-		k := idRef{to, idValue(env.ID)}
+		k := idRef{to, pipe.IDKey(string(env.ID))}
 		switch {
 		case r.open[k]:
 			delete(r.open, k)
 		case r.proxyAnswered[k]:
 			delete(r.proxyAnswered, k)
-		case strings.HasPrefix(k.id, "s"+proxyIDPrefix):
+		case strings.HasPrefix(k.id, `"`+rewrite.ProxyIDPrefix):
 			// An answer to a request the recording's proxy made (C12)
 			// that this replay, with other modules, did not make.
 		default:
-			r.add(findingKey{check: "id", side: side, method: method, kind: "response", path: "/id",
+			r.add(findingKey{check: "id", side: side, method: method, kind: pipe.Response.String(), path: "/id",
 				message: "answers no open request of the other side (the receiver drops or rejects it)"}, "", line, frame, to)
 		}
 	}
@@ -476,7 +471,7 @@ func (r *checkRun) capability(side, method string, frame []byte, line int) {
 	update, _ := rawjson.LookupString(frame, "params", "update", "sessionUpdate")
 	switch update {
 	case "subagent_update", "session_message", "session_message_chunk":
-		r.add(findingKey{check: "capability", side: side, method: method, update: update, kind: "notification", path: "/params/update/sessionUpdate",
+		r.add(findingKey{check: "capability", side: side, method: method, update: update, kind: pipe.Notification.String(), path: "/params/update/sessionUpdate",
 			message: "a subagent session shape sent to a client that did not declare clientCapabilities.subagents"}, "S0", line, frame, "client")
 	}
 }
@@ -593,25 +588,10 @@ func delivered(s *route.Step) bool {
 }
 
 func envKind(env pipe.Envelope) string {
-	switch env.Kind {
-	case pipe.Request:
-		return "request"
-	case pipe.Notification:
-		return "notification"
-	case pipe.Response:
-		return "response"
-	case pipe.Batch:
-		return "batch"
+	if env.Kind == pipe.NotJSON || env.Kind == pipe.Invalid {
+		return "line" // a finding is about the line, whatever it failed to be
 	}
-	return "line"
-}
-
-// idValue is a JSON-RPC id by value ("\u0061" and "a" are one id).
-func idValue(raw []byte) string {
-	if s, ok := rawjson.DecodeString(raw); ok {
-		return "s" + s
-	}
-	return "n" + string(bytes.TrimSpace(raw))
+	return env.Kind.String()
 }
 
 func (c *Check) writeText(r *checkRun, fs []*finding) error {

@@ -102,6 +102,7 @@ func TestCheck(t *testing.T) {
 			lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","id":77,"result":{}}}`),
 			nil, []string{`agent>client   response /id [] x1 line 3 reached 1: answers no open request of the other side`}},
 		{"answer_to_a_request_of_the_recorded_proxy_C12", lines(ckInit, ckInitResult, `{"from":"client","frame":{"jsonrpc":"2.0","id":"acp-normalize:1","result":{}}}`), nil, nil},
+		{"answer_to_a_request_of_the_recorded_proxy_spelled_with_an_escape_C12", lines(ckInit, ckInitResult, `{"from":"client","frame":{"jsonrpc":"2.0","id":"acp\u002dnormalize:1","result":{}}}`), nil, nil},
 		{"id_not_an_integer", lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}}`),
 			nil, []string{`client>agent initialize  request /id [] x1 line 1 reached 1: a request id must be a string, an integer or null, not 1.5`}},
 		{"a_frame_that_is_not_UTF-8", lines(ckInit, ckInitResult, ckNew, ckNewResult,
@@ -136,6 +137,50 @@ func TestCheck(t *testing.T) {
 				if !strings.HasPrefix(got[i], tt.want[i]) {
 					t.Errorf("finding %d:\n%s\nwant it to start\n%s", i, got[i], tt.want[i])
 				}
+			}
+		})
+	}
+}
+
+// TestCheckIDsAsTheRouter: check pairs an answer with its request by the
+// id's value (F6), as the router does (pipe.IDKey): an answer that spells
+// the request's id differently answers it, one with another value does
+// not.
+func TestCheckIDsAsTheRouter(t *testing.T) {
+	tests := []struct {
+		name, request, answer string
+		answers               bool
+	}{
+		{"string with an escape", `"a"`, `"\u0061"`, true},
+		{"request id with an escape", `"\u0062"`, `"b"`, true},
+		{"integer with an exponent", `100`, `1E2`, true},
+		{"integer with a fraction", `7`, `7.0`, true},
+		{"zero and minus zero", `0`, `-0`, true},
+		{"same bytes", `"x"`, `"x"`, true},
+		{"another integer", `100`, `101`, false},
+		{"the string of the digits", `100`, `"100"`, false},
+		{"another string", `"a"`, `"b"`, false},
+	}
+	schemas := map[int]*acpschema.Schema{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := checkCapture(t, schemas, lines(ckInit, ckInitResult,
+				`{"from":"client","frame":{"jsonrpc":"2.0","id":`+tt.request+`,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`,
+				`{"from":"agent","frame":{"jsonrpc":"2.0","id":`+tt.answer+`,"result":{"sessionId":"s"}}}`))
+			unanswered := false
+			for _, f := range rep.Findings {
+				switch {
+				case strings.HasPrefix(f.Message, "answers no open request"):
+					unanswered = true
+				case strings.HasPrefix(f.Message, "a request id must be a string, an integer or null"):
+					// 1E2 and 7.0 are integers a receiver may not take
+					// as one: a finding of its own, not of pairing.
+				default:
+					t.Errorf("finding: %s", describe(f))
+				}
+			}
+			if unanswered == tt.answers {
+				t.Fatalf("answer %s to request %s: reported as answering no request = %v", tt.answer, tt.request, unanswered)
 			}
 		})
 	}

@@ -158,7 +158,7 @@ func (tb *treeBuilder) frame(i int, t *float64, to pipe.Side, f []byte) int {
 	env := pipe.Peek(f)
 	switch env.Kind {
 	case pipe.Response:
-		k := reqKey{to: to, id: string(env.ID)}
+		k := reqKey{to: to, id: pipe.IDKey(string(env.ID))}
 		n, open := tb.requests[k]
 		delete(tb.requests, k)
 		if sid, ok := rawjson.LookupString(f, "result", "sessionId"); ok && sid != "" {
@@ -198,7 +198,7 @@ func (tb *treeBuilder) frame(i int, t *float64, to pipe.Side, f []byte) int {
 		}
 	}
 	if env.Kind == pipe.Request && n >= 0 {
-		tb.requests[reqKey{to: to.Other(), id: string(env.ID)}] = n
+		tb.requests[reqKey{to: to.Other(), id: pipe.IDKey(string(env.ID))}] = n
 	}
 	return n
 }

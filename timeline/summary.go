@@ -23,8 +23,9 @@ const textLimit = 72
 // request's method (rule P6's spirit: a long capture must not grow it).
 const maxTracked = 1024
 
-// idKey names a request by the side its response travels to and its raw id
-// (ids are only unique per direction).
+// idKey names a request by the side its response travels to and its id's
+// pipe.IDKey (ids are only unique per direction; an answer may spell its
+// request's id another way, F6).
 type idKey struct {
 	to pipe.Side
 	id string
@@ -57,7 +58,7 @@ func (m *methods) vendorDetail(method string, frame []byte) string {
 
 // request notes a request travelling to side to.
 func (m *methods) request(to pipe.Side, id []byte, method string) {
-	k := idKey{to: to.Other(), id: string(id)}
+	k := idKey{to: to.Other(), id: pipe.IDKey(string(id))}
 	if _, ok := m.byID[k]; !ok {
 		m.order = append(m.order, k)
 	}
@@ -71,7 +72,7 @@ func (m *methods) request(to pipe.Side, id []byte, method string) {
 // response returns the method of the request a response travelling to
 // side to answers, or "".
 func (m *methods) response(to pipe.Side, id []byte) string {
-	return m.byID[idKey{to: to, id: string(id)}]
+	return m.byID[idKey{to: to, id: pipe.IDKey(string(id))}]
 }
 
 // observe notes a frame travelling to side to, if it is a request.

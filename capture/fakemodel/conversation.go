@@ -1,6 +1,9 @@
 package fakemodel
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Request is a model request decoded from any API into the parts a
 // scenario decides on.
@@ -47,14 +50,7 @@ type Turn struct {
 }
 
 // HasTool reports whether the request offers the named tool.
-func (r *Request) HasTool(name string) bool {
-	for _, t := range r.Tools {
-		if t == name {
-			return true
-		}
-	}
-	return false
-}
+func (r *Request) HasTool(name string) bool { return slices.Contains(r.Tools, name) }
 
 // FirstUserText is the text of the first user message ("" without one).
 func (r *Request) FirstUserText() string {

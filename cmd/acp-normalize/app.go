@@ -68,6 +68,11 @@ func runStreams(args []string, st streams) int {
 	stderr := st.stderr
 	app := newApp(st)
 	cliArgs, agentArgv, hasAgent := splitAgentArgv(args, app)
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		return usageError("%v (see acp-normalize --help)", flagMistake(cliArgs[1:], c.App.Flags, err))
+	}
+	noTopic := ""
+	app.CommandNotFound = func(_ *cli.Context, name string) { noTopic = name } // "help NAME" of no command
 	var code int
 	app.Action = func(c *cli.Context) error {
 		argv := agentArgv
@@ -86,12 +91,11 @@ func runStreams(args []string, st streams) int {
 		return err
 	}
 	err := app.Run(cliArgs)
+	if err == nil && noTopic != "" {
+		err = usageError("help: no command '%s' (%s)", noTopic, commandNames(app))
+	}
 	if err == nil {
 		return code
-	}
-	if topic, ok := strings.CutPrefix(err.Error(), "No help topic for "); ok {
-		// urfave's words for "help NAME" of no command.
-		err = usageError("help: no command %s (%s)", topic, commandNames(app))
 	}
 	fmt.Fprintf(stderr, "acp-normalize: %v\n", err)
 	var ee *exitError
@@ -140,10 +144,8 @@ func newApp(st streams) *cli.App {
 		Writer:         st.stdout,
 		ErrWriter:      st.stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageError("%v (see acp-normalize --help)", flagError(err, c.App.Flags))
-		},
-		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st)},
+		// OnUsageError is runStreams's: it needs the arguments.
+		Commands: []*cli.Command{probeCommand(st), replayCommand(st), exportCommand(st), checkCommand(st), mockAgentCommand(st), versionCommand(st), helpWord()},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"},
 				Usage: modulesUsage()},
@@ -160,10 +162,11 @@ func newApp(st streams) *cli.App {
 			&cli.DurationFlag{Name: "kill-grace", Value: proxy.DefaultKillGrace, EnvVars: []string{"ACP_NORMALIZE_KILL_GRACE"},
 				Usage: "how long the agent gets to exit after stdin closes, and again after SIGTERM"},
 			versionFlag(),
-		}, optionFlags(moduleOptions(), true)...),
+		}, append(optionFlags(moduleOptions(), true),
+			// urfave adds it only to an app without a help command.
+			cli.HelpFlag)...),
 	}
-	app.Setup() // adds the help command, which gets one-line errors too
-	oneLineUsageErrors(app.Commands)
+	oneLineUsageErrors(app)
 	return app
 }
 

@@ -137,7 +137,7 @@ func (p *prober) run() (*probeReport, *probeFailure) {
 	// In memory only, read below; redacted as a capture is (R2): the
 	// report is for bug reports, pasted in public.
 	var captured probeCapture
-	capture := pipe.NewCaptureWriter(&captured, false)
+	capture := pipe.NewCaptureSink(captured.record, false)
 	// A small queue: a flood the writer cannot keep up with is left out
 	// (a "dropped" event), not held (P6).
 	capture.SetQueueLimit(probeQueue)

@@ -106,66 +106,46 @@ const probeKept = 16 << 20
 // small.
 const probeQueue = 8 << 20
 
-// probeCapture is the probe's capture, as the capture writer writes it:
-// of the agent's stderr records it keeps the count and the last
-// stderrKept (all the report shows), of the rest the first probeKept
+// probeCapture is the probe's capture, the records as the capture
+// writer hands them to its sink (numbered, redacted: the report is pasted
+// in public): of the agent's stderr records it keeps the count and the
+// last stderrKept (all the report shows), of the rest the first probeKept
 // bytes, so that a flood from the agent (stderr above all: a log loop
 // while it waits for a login) costs the probe no memory. Written by the
 // capture writer's goroutine only, read once it is closed.
 type probeCapture struct {
-	lines       bytes.Buffer // whole records but stderr ones
-	stderr      [][]byte     // the last stderrKept stderr records
+	records     []pipe.Record // but stderr ones
+	kept        int           // their bytes
+	stderr      []pipe.Record // the last stderrKept stderr records
 	stderrLines int
 	leftOut     int // records past probeKept
-	partial     []byte
-}
-
-// stderrRecord starts an agent stderr record as the capture writer
-// writes it: {"seq":N,"ts":"...","from":"agent","stderr":"..."}.
-var stderrRecord = []byte(`"from":"agent","stderr":`)
-
-func (c *probeCapture) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.partial = append(c.partial, p...)
-			break
-		}
-		line := p[:i+1]
-		if len(c.partial) > 0 {
-			line = append(c.partial, line...)
-		}
-		c.record(line)
-		c.partial, p = c.partial[:0], p[i+1:]
-	}
-	return n, nil
 }
 
 // record keeps one record, or counts it.
-func (c *probeCapture) record(line []byte) {
-	if bytes.Contains(line[:min(len(line), 80)], stderrRecord) {
+func (c *probeCapture) record(r pipe.Record) {
+	if r.IsInput() && r.From == pipe.Agent && r.Stderr != nil {
 		c.stderrLines++
 		if len(c.stderr) == stderrKept {
 			c.stderr = append(c.stderr[:0], c.stderr[1:]...)
 		}
-		c.stderr = append(c.stderr, bytes.Clone(line))
+		c.stderr = append(c.stderr, r)
 		return
 	}
-	if c.lines.Len()+len(line) > probeKept {
+	size := len(r.Frame)
+	if r.Text != nil {
+		size += len(*r.Text)
+	}
+	if c.kept+size > probeKept {
 		c.leftOut++
 		return
 	}
-	c.lines.Write(line)
+	c.kept += size
+	c.records = append(c.records, r)
 }
 
-// reader reads what was kept: the records, then the last stderr lines.
-func (c *probeCapture) reader() io.Reader {
-	rs := []io.Reader{bytes.NewReader(c.lines.Bytes())}
-	for _, l := range c.stderr {
-		rs = append(rs, bytes.NewReader(l))
-	}
-	return io.MultiReader(rs...)
+// all returns what was kept: the records, then the last stderr lines.
+func (c *probeCapture) all() []pipe.Record {
+	return append(slices.Clip(c.records), c.stderr...)
 }
 
 // analyze reads what the capture of the probe's session holds: the
@@ -174,7 +154,6 @@ func (c *probeCapture) reader() io.Reader {
 func (rep *probeReport) analyze(captured *probeCapture, p *prober) {
 	rep.AuthMethods, rep.VendorMethods = []probeAuth{}, []probeMethod{}
 	defer func() { rep.StderrLines = captured.stderrLines }()
-	cr := pipe.NewCaptureReader(captured.reader())
 	type input struct {
 		method, kind string
 	}
@@ -183,11 +162,7 @@ func (rep *probeReport) analyze(captured *probeCapture, p *prober) {
 	var order []int64
 	handling := map[int64]string{}
 	var agentInit []byte
-	for {
-		rec, err := cr.Next()
-		if err != nil {
-			break // io.EOF, or a record cut by the end of the session
-		}
+	for _, rec := range captured.all() {
 		switch {
 		case rec.IsInput() && rec.From == pipe.Agent && rec.Stderr != nil:
 			rep.StderrLines++

@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
 
@@ -393,39 +393,31 @@ func TestProbeStderrFlood(t *testing.T) {
 // peak for 50 MB of stderr).
 func TestProbeCaptureBounded(t *testing.T) {
 	var c probeCapture
-	stderrLine := func(i int) string {
-		return `{"seq":` + strconv.Itoa(i) + `,"ts":"2026-12-01T00:00:00Z","from":"agent","stderr":"line ` + strconv.Itoa(i) + strings.Repeat("x", 100) + `"}` + "\n"
-	}
-	frame := `{"seq":1,"ts":"2026-12-01T00:00:00Z","from":"agent","frame":{"jsonrpc":"2.0","method":"_x","params":{"stderr":"` + strings.Repeat("y", 4000) + `"}}}` + "\n"
-	var all strings.Builder
+	stderrLine := func(i int) string { return "line " + strconv.Itoa(i) + strings.Repeat("x", 100) }
+	frame := []byte(`{"jsonrpc":"2.0","method":"_x","params":{"stderr":"` + strings.Repeat("y", 4000) + `"}}`)
+	seq := int64(0)
 	for i := range 200_000 {
-		all.WriteString(stderrLine(i))
+		line := stderrLine(i)
+		seq++
+		c.record(pipe.Record{Seq: seq, From: pipe.Agent, Stderr: &line})
 		if i%20 == 0 {
-			all.WriteString(frame)
+			seq++
+			c.record(pipe.Record{Seq: seq, From: pipe.Agent, Frame: frame})
 		}
 	}
-	data := all.String()
-	for len(data) > 0 { // in the capture writer's pieces, cut anywhere
-		n := min(len(data), 4093)
-		if _, err := c.Write([]byte(data[:n])); err != nil {
-			t.Fatal(err)
+	kept := 0
+	for _, r := range c.all() {
+		kept += len(r.Frame)
+		if r.Stderr != nil {
+			kept += len(*r.Stderr)
 		}
-		data = data[n:]
-	}
-	kept := c.lines.Len()
-	for _, l := range c.stderr {
-		kept += len(l)
 	}
 	if kept > probeKept+stderrKept*200 || c.stderrLines != 200_000 || c.leftOut != 10_000-probeKept/len(frame) {
 		t.Errorf("kept %d bytes, %d stderr lines counted, %d records left out", kept, c.stderrLines, c.leftOut)
 	}
-	recs, err := io.ReadAll(c.reader())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(recs), "\n")
-	if first, last := lines[0], lines[len(lines)-2]; first != frame || last != stderrLine(199_999) {
-		t.Errorf("first kept %.80q, last %.80q", first, last)
+	all := c.all()
+	if first, last := all[0], all[len(all)-1]; first.Seq != 2 || last.Stderr == nil || *last.Stderr != stderrLine(199_999) {
+		t.Errorf("first kept is record %d, last %+v", first.Seq, last)
 	}
 }
 

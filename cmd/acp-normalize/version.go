@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/mod/module"
 
 	"github.com/acp-normalize/acp-normalize/timeline"
 )
@@ -83,21 +83,14 @@ func readBuild() buildInfo {
 }
 
 // pseudoVersionCommit returns the commit prefix a Go pseudo-version names
-// (0.0.0-20261201120000-abcdef123456), or "".
+// (0.0.0-20261201120000-abcdef123456, as the build info spells it without
+// its "v"), or "".
 func pseudoVersionCommit(v string) string {
-	v, _, _ = strings.Cut(v, "+")
-	i := strings.LastIndexByte(v, '-')
-	if i < 0 || len(v)-i-1 != 12 {
+	rev, err := module.PseudoVersionRev("v" + v)
+	if err != nil {
 		return ""
 	}
-	j := strings.LastIndexAny(v[:i], "-.")
-	if j < 0 || len(v[j+1:i]) != 14 {
-		return ""
-	}
-	if _, err := time.Parse("20060102150405", v[j+1:i]); err != nil {
-		return ""
-	}
-	return v[i+1:]
+	return rev
 }
 
 // String is the one line of --version: the version, then the commit, its

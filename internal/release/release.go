@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/semver"
 )
 
 // Command is the main package that is released, relative to the module root.
@@ -108,7 +110,12 @@ type Source struct {
 	Dirty  bool
 }
 
-var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+// isVersion reports whether v is a release version: semantic
+// versioning's MAJOR.MINOR.PATCH with an optional pre-release, no leading
+// "v", no build metadata (what x/mod's semver calls canonical, "v" aside).
+func isVersion(v string) bool {
+	return !strings.HasPrefix(v, "v") && semver.Canonical("v"+v) == "v"+v
+}
 
 // Build builds the release described by cfg.
 func Build(cfg Config) (*Result, error) {
@@ -118,7 +125,7 @@ func Build(cfg Config) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	if !semver.MatchString(cfg.Version) {
+	if !isVersion(cfg.Version) {
 		return nil, fmt.Errorf("version %q is not x.y.z (semantic versioning, no leading v)", cfg.Version)
 	}
 	if len(cfg.Platforms) == 0 {
@@ -236,7 +243,7 @@ func LatestVersion(root string) (string, error) {
 		return "", err
 	}
 	for _, m := range changelogHeading.FindAllSubmatch(data, -1) {
-		if v := string(m[1]); semver.MatchString(v) {
+		if v := string(m[1]); isVersion(v) {
 			return v, nil
 		}
 	}

@@ -361,3 +361,26 @@ func TestLatestVersionNoRelease(t *testing.T) {
 		t.Errorf("LatestVersion = %q, %v; want ErrNoRelease", v, err)
 	}
 }
+
+func TestIsVersion(t *testing.T) {
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{"1.2.0", true},
+		{"0.1.0-rc.1", true},
+		{"10.20.30-alpha-1.x", true},
+		{"v1.2.0", false},   // the leading v is the tag's, not the version's
+		{"1.2", false},      // x/mod's shorthand is no release version
+		{"1.2.0+b1", false}, // build metadata
+		{"01.2.0", false},
+		{"1.2.0-rc.01", false}, // a numeric pre-release part with a leading zero
+		{"Unreleased", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isVersion(tt.v); got != tt.want {
+			t.Errorf("isVersion(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

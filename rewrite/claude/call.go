@@ -43,12 +43,8 @@ type call struct {
 	peerReport *string
 }
 
-// statusRank orders ACP tool call statuses so that the snapshot never goes
-// back (P4): the rank of their rule-M status; 0 for anything else.
-func statusRank(s string) int { return meta.FromToolCall(s).Rank() }
-
 // finished reports whether the vendor has ended the call.
-func (c *call) finished() bool { return statusRank(c.acpStatus) == 3 }
+func (c *call) finished() bool { return meta.FromToolCall(c.acpStatus).Final() }
 
 // absorb folds one frame's object (a tool_call/tool_call_update update, or
 // a permission request's toolCall) and its _meta.claudeCode into c.
@@ -78,7 +74,7 @@ func (c *call) absorb(obj, cc []byte, isPermission bool) error {
 		// call's progress.
 		return c.absorbResponse(cc)
 	}
-	if s, ok := rawjson.LookupString(obj, "status"); ok && statusRank(s) > statusRank(c.acpStatus) {
+	if s, ok := rawjson.LookupString(obj, "status"); ok && meta.FromToolCall(c.acpStatus).Before(meta.FromToolCall(s)) {
 		c.acpStatus = s
 		if s == "completed" {
 			if content, ok := rawjson.Lookup(obj, "content"); ok {

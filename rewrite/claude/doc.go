@@ -36,6 +36,7 @@
 // main agent's message chunks, most of the traffic) never reach it, plus
 // "session/close", on which the state of that session is dropped, and
 // "handback", the member of the hand-back's origin. State is
-// bounded (rule P6): at most Config.MaxCalls launch calls per connection,
-// the oldest dropped first.
+// bounded (rule P6): its launch calls live in a rewrite/table table,
+// capped in entries (table.DefaultEntries) and in the connection's byte
+// budget, the oldest dropped first.
 package claude

@@ -3,7 +3,6 @@ package codex
 import (
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/launch"
-	"github.com/acp-normalize/acp-normalize/rewrite/table"
 )
 
 // Name is the module's name on the command line, in --vendor and in the
@@ -36,20 +35,18 @@ var _ rewrite.Rewriter = (*rewriter)(nil)
 
 type rewriter struct {
 	// id tells whether the agent is Codex (V1).
-	id     *rewrite.Identity
-	calls  *table.Table[launch.Key, *spawnCall]
-	client *rewrite.Client // the connection's client (P7)
+	id    *rewrite.Identity
+	calls *launch.Calls
 }
 
 func newRewriter(env rewrite.Env) *rewriter {
 	return &rewriter{
-		id:     rewrite.NewIdentity(env, Name, AgentName),
-		calls:  launch.NewTable(env, "codex launch calls", func(l *spawnCall) int64 { return l.snap.Bytes() }),
-		client: env.Client,
+		id:    rewrite.NewIdentity(env, Name, AgentName),
+		calls: launch.NewCalls(env),
 	}
 }
 
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
-	return launch.Route(f, r.id, r.calls, r.update)
+	return r.calls.Route(f, r.id, r.update)
 }

@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
 // call is what the proxy knows about one Cursor tool call.
@@ -9,7 +10,6 @@ type call struct {
 	session string
 	id      string
 	task    bool // a subagent launch (C2)
-	done    bool // completed or failed was seen
 	// vendorStatus is the last ACP status Cursor sent for the call: the
 	// frames the proxy adds for it say it too (P7), so that none reads
 	// as the call running again.
@@ -80,34 +80,21 @@ func (c *call) observe(u *updateMembers) {
 }
 
 // observeStatus maps an ACP tool call status to the snapshot's, which
-// only moves forward (C5: a completed background launch is launched).
+// only moves forward; the call's end is the last one Cursor sent, and a
+// completed background launch is launched (C5).
 func (c *call) observeStatus(status string) {
 	s := &c.snap
-	switch status {
-	case "pending":
-		if !c.done && s.status == "" {
-			s.status = statusPending
-		}
-	case "in_progress":
-		if !c.done {
-			s.status = statusRunning
-		}
-	case "completed":
-		c.done = true
-		s.status = statusCompleted
-	case "failed":
-		c.done = true
-		s.status = statusFailed
+	if to := meta.FromToolCall(status); to.Final() {
+		s.status = to
+	} else {
+		s.status.Advance(to)
 	}
 	c.markLaunched()
 }
 
 // markLaunched applies C5: a background launch that completed is launched.
 func (c *call) markLaunched() {
-	s := &c.snap
-	if c.done && s.status == statusCompleted && s.background != nil && *s.background {
-		s.status = statusLaunched
-	}
+	c.snap.status = c.snap.status.Detach(c.snap.background)
 }
 
 // vendorContent reports whether a tool call frame's raw content member

@@ -14,11 +14,14 @@
 //     rule-M snapshot under `_meta["acp-normalize"].subagent` on every frame,
 //     whichever order the tool call and `cursor/task` arrive in.
 //   - Any other `cursor/*` method gets -32601 (C13), so clients that never
-//     answer unknown requests cannot hang a turn.
-//   - For a client that declared clientCapabilities.subagents, each launch
-//     is announced as a standard child session (S1); with
-//     Options.NativeSubagents, Cursor's own draft child sessions are
-//     requested and translated instead (S2).
+//     answer unknown requests cannot hang a turn, unless the shared option
+//     --forward-unknown-vendor-methods passes them on.
+//   - For a client that declared clientCapabilities.subagents, the
+//     sessions module (rewrite/sessions) announces each launch as a
+//     standard child session from this module's snapshot (S1); with the
+//     module's option NativeSubagentsOption (--cursor-native-subagents, on
+//     by default) Cursor is asked for its own draft child sessions, which
+//     that module translates instead (S2).
 //
 // Per-connection state (tool calls, early `cursor/task` requests, todo
 // lists, prompts in flight, open proxy requests) lives in rewrite/table
@@ -26,8 +29,8 @@
 // session at `session/close`. The files: cursor.go (module, dispatch,
 // state), calls.go (what is known of a tool call), snapshot.go (rule M
 // data), toolcall.go (C2-C7 on tool call frames), task.go (cursor/task),
-// todos.go, ask.go, requests.go (C8-C12), subagents.go (S1, S2),
-// summary.go (the replay timeline's description of Cursor methods).
+// todos.go, ask.go, requests.go (C8-C12), summary.go (the replay
+// timeline's description of Cursor methods).
 //
 // The module sees frames from both sides: the client's `initialize` (for
 // its elicitation and subagent capabilities), prompts and their responses

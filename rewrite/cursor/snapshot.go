@@ -9,15 +9,6 @@ import (
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
-// The snapshot statuses Cursor's calls take (rule M).
-const (
-	statusPending   = meta.StatusPending
-	statusRunning   = meta.StatusRunning
-	statusCompleted = meta.StatusCompleted
-	statusFailed    = meta.StatusFailed
-	statusLaunched  = meta.StatusLaunched
-)
-
 // snapshot is what the rule-M subagent object is built from, vendor data
 // only; "" is "not said".
 type snapshot struct {

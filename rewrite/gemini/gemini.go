@@ -99,18 +99,11 @@ func observe(s *meta.Subagent, upd []byte) {
 	}
 	status, _ := rawjson.LookupString(upd, "status")
 	to := meta.FromToolCall(status)
-	advance(s, to)
-	if to == meta.StatusCompleted {
+	s.Status.Advance(to)
+	if to.Completed() {
 		if text := contentText(upd); text != "" {
 			s.ResultText = &text
 		}
-	}
-}
-
-// advance moves the status forward only (P4).
-func advance(s *meta.Subagent, to meta.Status) {
-	if to.Rank() > s.Status.Rank() {
-		s.Status = to
 	}
 }
 

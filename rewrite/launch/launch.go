@@ -35,23 +35,16 @@ type Call struct {
 func (c *Call) VendorStatus() string { return c.vendorStatus }
 
 // Final reports whether the call reached a final status.
-func (c *Call) Final() bool { return c.Snap.Status.Rank() == meta.StatusCompleted.Rank() }
-
-// Advance moves the status to s if s is further along (P4: never back).
-func (c *Call) Advance(s meta.Status) {
-	if s.Rank() > c.Snap.Status.Rank() {
-		c.Snap.Status = s
-	}
-}
+func (c *Call) Final() bool { return c.Snap.Status.Final() }
 
 // Finish ends a detached (launched) call with s when the vendor reports
-// its end outside the call (V5), and reports whether the status changed.
+// its subagent's end outside the call (V5), and reports whether the
+// status changed.
 func (c *Call) Finish(s meta.Status) bool {
-	if c.Snap.Status != meta.StatusLaunched || s.Rank() != meta.StatusCompleted.Rank() || s == meta.StatusLaunched {
+	if !c.Snap.Status.Detached() {
 		return false
 	}
-	c.Snap.Status = s
-	return true
+	return c.Snap.Status.Follow(s)
 }
 
 // Calls is a connection's launch calls.
@@ -82,6 +75,15 @@ func (cs *Calls) Start(k Key, vendor, toolName, bare string) *Call {
 	return c
 }
 
+// Route is the Rewrite of a module whose state is cs (see the function
+// Route).
+func (cs *Calls) Route(f *rewrite.Frame, id *rewrite.Identity, update func(*rewrite.Frame) (rewrite.Verdict, error)) (rewrite.Verdict, error) {
+	return Route(f, id, cs.t, update)
+}
+
+// Each calls fn for each call, oldest first, until it returns false.
+func (cs *Calls) Each(fn func(Key, *Call) bool) { cs.t.Each(fn) }
+
 // Changed recounts the bytes of call k after its snapshot grew (P6).
 func (cs *Calls) Changed(k Key) { cs.t.Resize(k) }
 
@@ -111,32 +113,50 @@ func (c *Call) Annotate(frame []byte, obj ...string) ([]byte, error) {
 	if st != "" {
 		c.vendorStatus = st
 	}
-	out, err := meta.SetSubagent(frame, &c.Snap, obj...)
+	snap, err := meta.SubagentEdit(frame, &c.Snap, obj...)
 	if err != nil {
 		return nil, err
 	}
+	edits := make([]rawjson.Edit, 0, 3)
 	title, hasTitle := rawjson.LookupString(frame, append(obj, "title")...)
+	if better := c.title(title, hasTitle); better != "" {
+		edits = append(edits, rawjson.Edit{Path: path(obj, "title"), Value: rawjson.Text(better)})
+		if !hasStatus && c.vendorStatus != "" {
+			// P7: a title on a status-less frame says the status too.
+			edits = append(edits, rawjson.Edit{Path: path(obj, "status"), Value: rawjson.Text(c.vendorStatus)})
+		}
+	}
+	out, err := rawjson.SetAll(frame, append(edits, snap)...)
+	if err != nil {
+		return nil, fmt.Errorf("adding the snapshot and title (V3): %w", err)
+	}
+	return out, nil
+}
+
+// title returns the V3 title a frame of the call gets, given the title
+// it carries (hasTitle), or "" when it keeps its own: a bare title
+// becomes "Subagent: <description>" once the text is known, and a frame
+// without a title gets one when the client was last shown the bare
+// title.
+func (c *Call) title(title string, hasTitle bool) string {
 	better := meta.Title(deref(c.Snap.Description), deref(c.Snap.Prompt))
 	switch {
 	case hasTitle && !strings.EqualFold(title, c.bare):
 		c.titled = true
-		return out, nil
+		return ""
 	case hasTitle && better == "":
 		c.bareShown, c.titled = true, false
-		return out, nil
+		return ""
 	case !hasTitle && (!c.bareShown || c.titled || better == ""):
-		return out, nil
-	}
-	if out, err = rawjson.Set(out, rawjson.Text(better), append(obj, "title")...); err != nil {
-		return nil, fmt.Errorf("setting the title (V3): %w", err)
+		return ""
 	}
 	c.titled = true
-	if !hasStatus && c.vendorStatus != "" {
-		if out, err = rawjson.Set(out, rawjson.Text(c.vendorStatus), append(obj, "status")...); err != nil {
-			return nil, fmt.Errorf("setting the status (P7): %w", err)
-		}
-	}
-	return out, nil
+	return better
+}
+
+// path returns obj's path extended by key, in a new slice.
+func path(obj []string, key string) []string {
+	return append(append(make([]string, 0, len(obj)+1), obj...), key)
 }
 
 // UpdateFrame returns the session/update that carries the call's snapshot

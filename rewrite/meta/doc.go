@@ -4,7 +4,10 @@
 // kept, byte for byte).
 //
 // Subagent is the snapshot of a subagent launch call, the same type for
-// every vendor, with the status vocabulary as constants; SetSubagent and
+// every vendor, with the status vocabulary as constants and their one
+// order (Status.Before, Final, Ended, Further; Advance, Follow and Keep
+// move a status forward only, Detach makes a background completion
+// launched: no module compares statuses itself); SetSubagent and
 // SetParent splice it (or parentToolCallId) into a frame; Object builds the
 // _meta value of a frame the proxy writes itself. Title makes the V3
 // title of a launch call.

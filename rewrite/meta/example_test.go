@@ -38,13 +38,11 @@ func ExampleSubagent() {
 	// {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","_meta":{"acme":1,"acp-normalize":{"subagent":{"vendor":"acme","toolName":"task","description":"count files","prompt":"Count the .go files under ./proxy","background":false,"status":"running","durationMs":7627}}}}}}
 }
 
-// A snapshot's status only moves forward: a module keeps the higher rank
-// when a late frame reports an earlier state.
-func ExampleStatus_Rank() {
-	current, late := meta.StatusCompleted, meta.FromToolCall("in_progress")
-	if late.Rank() < current.Rank() {
-		late = current
-	}
-	fmt.Println(late)
-	// Output: completed
+// A snapshot's status only moves forward: a late frame that reports an
+// earlier state leaves it as it was.
+func ExampleStatus_Advance() {
+	s := meta.Subagent{Status: meta.StatusCompleted}
+	moved := s.Status.Advance(meta.FromToolCall("in_progress"))
+	fmt.Println(s.Status, moved)
+	// Output: completed false
 }

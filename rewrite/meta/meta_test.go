@@ -106,17 +106,67 @@ func TestTitle(t *testing.T) {
 	}
 }
 
-func TestStatusRank(t *testing.T) {
-	order := []Status{"", StatusPending, StatusRunning, StatusCompleted}
-	for i := 1; i < len(order); i++ {
-		if order[i].Rank() <= order[i-1].Rank() {
-			t.Fatalf("%q does not rank above %q", order[i], order[i-1])
+func TestStatusOrder(t *testing.T) {
+	all := []Status{"", StatusPending, StatusRunning, StatusLaunched, StatusCompleted, StatusFailed, StatusCancelled}
+	// rankOf is rule M's order spelled out: none, pending, running,
+	// then the final states as one rank.
+	rankOf := map[Status]int{"": 0, StatusPending: 1, StatusRunning: 2,
+		StatusLaunched: 3, StatusCompleted: 3, StatusFailed: 3, StatusCancelled: 3}
+	ended := map[Status]bool{StatusCompleted: true, StatusFailed: true, StatusCancelled: true}
+	for _, s := range all {
+		if got, want := s.Final(), rankOf[s] == 3; got != want {
+			t.Errorf("%q.Final() = %v, want %v", s, got, want)
+		}
+		if got := s.Ended(); got != ended[s] {
+			t.Errorf("%q.Ended() = %v, want %v", s, got, ended[s])
+		}
+		for _, to := range all {
+			if got, want := s.Before(to), rankOf[s] < rankOf[to]; got != want {
+				t.Errorf("%q.Before(%q) = %v, want %v", s, to, got, want)
+			}
+			wantFurther := rankOf[s] < rankOf[to] || s == StatusLaunched && ended[to]
+			if got := s.Further(to); got != wantFurther {
+				t.Errorf("%q.Further(%q) = %v, want %v", s, to, got, wantFurther)
+			}
+			sub := s
+			if moved := sub.Advance(to); moved != (rankOf[s] < rankOf[to]) || !moved && sub != s || moved && sub != to {
+				t.Errorf("Advance from %q to %q: moved %v, status %q", s, to, moved, sub)
+			}
+			sub = s
+			if moved := sub.Follow(to); moved != wantFurther || !moved && sub != s || moved && sub != to {
+				t.Errorf("Follow from %q to %q: moved %v, status %q", s, to, moved, sub)
+			}
+			// Keep: the status the client saw (floor) wins over a lesser
+			// one, and an end the client saw stays whatever follows.
+			sub = s
+			wantKeep := to != "" && to != s && (rankOf[s] < rankOf[to] || s == StatusLaunched && ended[to] || ended[to])
+			if moved := sub.Keep(to); moved != wantKeep || moved && sub != to || !moved && sub != s {
+				t.Errorf("Keep(%q) of %q: moved %v, status %q", to, s, moved, sub)
+			}
 		}
 	}
-	for _, s := range []Status{StatusLaunched, StatusFailed, StatusCancelled} {
-		if s.Rank() != StatusCompleted.Rank() {
-			t.Fatalf("%q is not final", s)
-		}
+}
+
+func TestStatusDetach(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name string
+		s    Status
+		bg   *bool
+		want Status
+	}{
+		{"completed in the background", StatusCompleted, &yes, StatusLaunched},
+		{"completed in the foreground", StatusCompleted, &no, StatusCompleted},
+		{"completed, background not said", StatusCompleted, nil, StatusCompleted},
+		{"running in the background", StatusRunning, &yes, StatusRunning},
+		{"failed in the background", StatusFailed, &yes, StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.s.Detach(tt.bg); got != tt.want {
+				t.Fatalf("Detach = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

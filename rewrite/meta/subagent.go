@@ -41,9 +41,10 @@ func FromToolCall(acp string) Status {
 	return ""
 }
 
-// Rank orders statuses: 0 for none or unknown, 1 pending, 2 running, 3
-// for the final states. A snapshot's status never goes to a lower rank.
-func (s Status) Rank() int {
+// rank orders statuses: 0 for none or unknown, 1 pending, 2 running, 3
+// for the final states. It is the one order of statuses (P4): every
+// module asks the methods below, none compares statuses itself.
+func (s Status) rank() int {
 	switch s {
 	case StatusPending:
 		return 1
@@ -53,6 +54,81 @@ func (s Status) Rank() int {
 		return 3
 	}
 	return 0
+}
+
+// Before reports whether s comes before t: none, pending, running, then
+// the final states, which are one rank (P4: a snapshot's status never
+// goes to an earlier one).
+func (s Status) Before(t Status) bool { return s.rank() < t.rank() }
+
+// Final reports whether s is a final state of the launch call:
+// launched, completed, failed or cancelled.
+func (s Status) Final() bool { return s.rank() == StatusCompleted.rank() }
+
+// Ended reports whether s is the subagent's end: completed, failed or
+// cancelled (launched ends only the launch call; the end may follow, V5).
+func (s Status) Ended() bool { return s.Final() && s != StatusLaunched }
+
+// Detached reports whether s is launched: the launch call returned and
+// the subagent runs on (V6).
+func (s Status) Detached() bool { return s == StatusLaunched }
+
+// Completed reports whether s is completed, the one status whose frame
+// carries the subagent's result.
+func (s Status) Completed() bool { return s == StatusCompleted }
+
+// Further reports whether t is further along than s: after it, or the
+// subagent's end after a detached launch (V5).
+func (s Status) Further(t Status) bool { return s.Before(t) || s.Detached() && t.Ended() }
+
+// TakesBack reports whether s, replacing floor, a status the client was
+// already sent, would take back what the client saw: floor is further
+// along, or floor is the subagent's end and s is another status (P4,
+// S8). Nothing takes back an empty floor.
+func (s Status) TakesBack(floor Status) bool {
+	return floor != "" && floor != s && (s.Further(floor) || floor.Ended())
+}
+
+// Advance moves the status to to when to comes after it, and reports
+// whether it moved (P4: never back; a final state stays).
+func (s *Status) Advance(to Status) bool {
+	if !s.Before(to) {
+		return false
+	}
+	*s = to
+	return true
+}
+
+// Follow moves the status to to when to is further along (Further: as
+// Advance, and a detached launch also takes its subagent's end, V5), and
+// reports whether it moved.
+func (s *Status) Follow(to Status) bool {
+	if !s.Further(to) {
+		return false
+	}
+	*s = to
+	return true
+}
+
+// Keep moves the status back up to floor, a status the client was
+// already sent, when it says less (TakesBack: P4, S8), and reports
+// whether it changed.
+func (s *Status) Keep(floor Status) bool {
+	if !s.TakesBack(floor) {
+		return false
+	}
+	*s = floor
+	return true
+}
+
+// Detach returns launched for completed when background says the
+// subagent runs in the background (V6: its launch call completes at once
+// while it runs on), else s.
+func (s Status) Detach(background *bool) Status {
+	if s.Completed() && background != nil && *background {
+		return StatusLaunched
+	}
+	return s
 }
 
 // Subagent is the rule-M snapshot of a subagent launch call, every field

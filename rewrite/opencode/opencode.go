@@ -119,18 +119,13 @@ func absorb(s *meta.Subagent, update []byte) {
 			}
 		}
 	}
-	background := s.Background != nil && *s.Background
-	if frameStatus == meta.StatusCompleted && background {
-		frameStatus = meta.StatusLaunched // V6: returns at once, runs on
-	}
-	if frameStatus == meta.StatusCompleted {
+	frameStatus = frameStatus.Detach(s.Background) // V6: returns at once, runs on
+	if frameStatus.Completed() {
 		if text, ok := taskResult(update); ok {
 			s.ResultText = meta.Text(text)
 		}
 	}
-	if frameStatus.Rank() > s.Status.Rank() {
-		s.Status = frameStatus
-	}
+	s.Status.Advance(frameStatus)
 }
 
 // taskResult returns the trimmed text inside <task_result>...</task_result>

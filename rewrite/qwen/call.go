@@ -20,12 +20,7 @@ func absorb(s *meta.Subagent, obj []byte) {
 	if outp, ok := rawjson.Lookup(obj, "rawOutput"); ok && rawjson.FirstByte(outp) == '{' {
 		absorbOutput(s, outp, &frameStatus)
 	}
-	if frameStatus == meta.StatusCompleted && s.Background != nil && *s.Background {
-		frameStatus = meta.StatusLaunched // V6: completes at once, runs on
-	}
-	if frameStatus.Rank() > s.Status.Rank() {
-		s.Status = frameStatus
-	}
+	s.Status.Advance(frameStatus.Detach(s.Background)) // V6: completes at once, runs on
 }
 
 // absorbOutput reads Qwen's rawOutput {type:"task_execution", status,

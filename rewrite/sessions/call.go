@@ -111,6 +111,9 @@ type child struct {
 	synthesized bool
 	// hidden: the client did not opt in and was never told of it (S7).
 	hidden bool
+	// For JetBrains AIR (J1): the client got the child's
+	// subagent_spawned, its prompt, its subagent_state_update.
+	airSpawned, airPrompt, airEnded bool
 }
 
 func (c *child) bytes() int64 {
@@ -139,23 +142,6 @@ func stateOf(s meta.Status) childState {
 	return childState{State: "running"}
 }
 
-// further reports whether status a is further along than b: a higher
-// rank, or an end of the subagent (completed, failed, cancelled) after a
-// detached launch, which is final for the launch call only (P4: the
-// snapshot never goes back).
-func further(a, b meta.Status) bool {
-	if a.Rank() != b.Rank() {
-		return a.Rank() > b.Rank()
-	}
-	return b == meta.StatusLaunched && a != meta.StatusLaunched && a.Rank() == meta.StatusCompleted.Rank()
-}
-
-// ended reports whether s is the subagent's end: completed, failed or
-// cancelled (launched ends only the launch).
-func ended(s meta.Status) bool {
-	return s.Rank() == meta.StatusCompleted.Rank() && s != meta.StatusLaunched
-}
-
 // any reports whether the draft dialect said anything of the subagent.
 func (fd *fold) any() bool {
 	return fd.childSessionID != "" || fd.agentID != "" || fd.model != "" || fd.status != ""
@@ -176,11 +162,6 @@ func (fd *fold) apply(s *meta.Subagent, floor meta.Status) bool {
 	set(&s.ChildSessionID, fd.childSessionID)
 	set(&s.AgentID, fd.agentID)
 	set(&s.Model, fd.model)
-	if fd.status != "" && further(fd.status, s.Status) {
-		s.Status, changed = fd.status, true
-	}
-	if floor != "" && floor != s.Status && (further(floor, s.Status) || ended(floor)) {
-		s.Status, changed = floor, true
-	}
-	return changed
+	changed = s.Status.Follow(fd.status) || changed
+	return s.Status.Keep(floor) || changed
 }

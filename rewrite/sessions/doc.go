@@ -27,6 +27,15 @@
 //     it (S8), and keeps every later snapshot of the call from going back
 //     (P4).
 //
+// A JetBrains AIR client that declares nativeSubagentSessions gets the
+// same child sessions in the draft dialect it reads; one that does not
+// gets its subagent marker on every launch call (J1, air.go).
+//
+// Whose session is this is decided by what the client and the proxy did
+// on the connection (known.go): a session the client created or named
+// is never taken for a child, and a child is the proxy's when the proxy
+// made it, not when its id looks like one (S5, S7).
+//
 // A client that did not opt in never receives a session shape (P3): the
 // module drops what an agent sends of them to such a client. What the
 // module needs to know of a vendor besides its snapshots is declared by

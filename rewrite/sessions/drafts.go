@@ -29,6 +29,11 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 		r.once(slog.LevelWarn, "spawn without child", "subagent_spawned without subagentSessionId dropped", "rule", "S6", "sessionId", sid)
 		return v, nil
 	}
+	if !r.mayBeChild(sid, kid) {
+		r.once(slog.LevelInfo, "not a child\x00"+kid, "a draft announces a session that is no child of its (the client's own, the one it is sent on, or one the proxy made) as a subagent: dropped",
+			"rule", "S7", "sessionId", sid, "subagentSessionId", kid)
+		return v, nil
+	}
 	names := r.draftNames(upd)
 	tcid := names.toolCallID
 	key := launch.Key{Session: sid, ToolCallID: tcid}
@@ -52,14 +57,23 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	if cl != nil {
 		session = cl.session
 	}
-	r.children.Put(kid, &child{parent: session, root: r.rootOf(session), agentSession: sid, toolCallID: tcid, hidden: !r.optedIn})
+	name, _ := rawjson.LookupString(upd, "name")
+	task, _ := rawjson.LookupString(upd, "task")
+	prompt, _ := rawjson.LookupString(upd, "prompt")
+	r.children.Put(kid, &child{parent: session, root: r.rootOf(session), agentSession: sid, toolCallID: tcid, hidden: !r.optedIn,
+		airSpawned: r.air == airNative, airPrompt: prompt != ""})
 	if !r.optedIn {
 		r.watch(kid)
 		return r.foldUpdate(v, cl, key)
 	}
-	name, _ := rawjson.LookupString(upd, "name")
-	task, _ := rawjson.LookupString(upd, "task")
-	prompt, _ := rawjson.LookupString(upd, "prompt")
+	if r.air == airNative {
+		// AIR reads the agent's own draft as it came (J1); the launch
+		// call's snapshot still learns what it says (S6).
+		if cl != nil {
+			cl.promptSent = true
+		}
+		return r.foldUpdate(rewrite.Verdict{}, cl, key)
+	}
 	if prompt == "" && cl != nil && cl.has() {
 		if s, err := cl.sub(); err == nil {
 			prompt = deref(s.Prompt)
@@ -68,6 +82,9 @@ func (r *rewriter) spawned(sid string, upd []byte) (rewrite.Verdict, error) {
 	u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: kid, Title: name, State: &childState{State: "running"}}
 	if task != prompt {
 		u.Description = task
+	}
+	if prompt == "" {
+		prompt = task // what the child was asked, when the draft says no more (S6)
 	}
 	if caps, ok := rawjson.Lookup(upd, "capabilities", "cancel"); ok && rawjson.FirstByte(caps) == '{' {
 		u.Capabilities = &capabilities{Cancel: &struct{}{}}
@@ -124,7 +141,7 @@ func (r *rewriter) draftNames(upd []byte) draftNames {
 // and may spawn before it sends the new call's tool_call (C6).
 func (r *rewriter) spawnedCall(key launch.Key, sid string) *call {
 	cl, ok := r.calls.Get(key)
-	if !ok || ended(cl.status) || cl.status == meta.StatusLaunched {
+	if !ok || cl.status.Final() {
 		cl = &call{session: sid}
 		r.calls.Put(key, cl)
 	}
@@ -186,7 +203,7 @@ func (r *rewriter) foldUpdate(v rewrite.Verdict, cl *call, key launch.Key) (rewr
 	}
 	cl.setSub(&folded)
 	r.calls.Resize(key)
-	b, err := snapshotUpdate(cl, key.ToolCallID)
+	b, err := r.snapshotUpdate(cl, key.ToolCallID)
 	if err != nil {
 		return v, rewrite.RuleErrorf("S6", "%w", err)
 	}
@@ -206,8 +223,10 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 		id = sid
 	}
 	ch, ok := r.children.Get(id)
-	if !ok {
-		r.once(slog.LevelInfo, "state for unknown child", "subagent_state_update for a child never spawned dropped", "rule", "S6", "sessionId", sid)
+	if !ok || ch.synthesized {
+		// A child the proxy made has the state of its launch call (S4),
+		// whatever a draft says of it.
+		r.once(slog.LevelInfo, "state for unknown child", "subagent_state_update for a child the agent never spawned dropped", "rule", "S6", "sessionId", sid)
 		return v, nil
 	}
 	word, _ := rawjson.LookupString(upd, "state")
@@ -226,7 +245,23 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 		r.once(slog.LevelInfo, "draft state "+word, "subagent_state_update with an unknown state dropped", "rule", "S6", "state", word)
 		return v, nil
 	}
-	if r.optedIn {
+	if r.air == airNative {
+		// AIR: the end once, on the parent, naming the child (J1); the
+		// agent's frame as it came when it has that form already.
+		if ch.airEnded || word == "running" {
+			// nothing: AIR's draft states are ends, each child has one
+		} else if sub, _ := rawjson.LookupString(upd, "subagentSessionId"); sid == ch.parent && sub != "" {
+			v = rewrite.Verdict{}
+			ch.airEnded = true
+		} else {
+			ch.airEnded = true
+			b, err := sessionUpdateFrame(ch.parent, stateDraft{SessionUpdate: "subagent_state_update", SubagentSessionID: id, State: word})
+			if err != nil {
+				return v, rewrite.RuleErrorf("J1", "%w", err)
+			}
+			v.Send(pipe.Client, b)
+		}
+	} else if r.optedIn {
 		b, err := sessionUpdateFrame(ch.parent, subagentUpdate{SessionUpdate: "subagent_update", SessionID: id, State: &st})
 		if err != nil {
 			return v, rewrite.RuleErrorf("S6", "%w", err)
@@ -238,9 +273,7 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 	if !ok || ch.toolCallID == "" {
 		return v, nil
 	}
-	if further(status, cl.fold.status) {
-		cl.fold.status = status
-	}
+	cl.fold.status.Follow(status)
 	return r.foldUpdate(v, cl, key)
 }
 
@@ -250,9 +283,23 @@ func (r *rewriter) draftState(sid string, upd []byte) (rewrite.Verdict, error) {
 // child is hidden from it (S7).
 func (r *rewriter) nativeUpdate(sid string, upd []byte) rewrite.Verdict {
 	id, _ := rawjson.LookupString(upd, "sessionId")
+	if !r.mayBeChild(sid, id) {
+		// The client's own session, or the one it is sent on, is no
+		// child: not recorded as one (S7, P6); an opted-in client gets
+		// the agent's frame as it came (S3).
+		r.once(slog.LevelInfo, "not a child\x00"+id, "a subagent_update announces a session that is no child of its (the client's own, the one it is sent on, or one the proxy made) as a subagent: not taken for a child",
+			"rule", "S7", "sessionId", sid, "childSessionId", id)
+		if r.optedIn && r.air != airNative {
+			return rewrite.Verdict{}
+		}
+		return r.unasked("subagent_update", sid)
+	}
 	if r.optedIn {
 		if _, known := r.children.Get(id); !known && id != "" {
 			r.children.Put(id, &child{parent: sid, root: r.rootOf(sid), agentSession: sid})
+		}
+		if r.air == airNative {
+			return r.airNativeUpdate(sid, upd) // J1
 		}
 		return rewrite.Verdict{}
 	}

@@ -18,6 +18,11 @@ type subagentUpdate struct {
 	Capabilities  *capabilities   `json:"capabilities,omitempty"`
 	State         *childState     `json:"state,omitempty"`
 	Meta          json.RawMessage `json:"_meta,omitempty"`
+
+	// For AIR's draft (J1, airSend): the prompt a spawn carries when
+	// known, and the draft state of an end the standard has no word
+	// for (disconnected).
+	prompt, airState string
 }
 
 // capabilities are a child session's (only cancel exists).
@@ -56,8 +61,13 @@ func sessionUpdateFrame(sid string, update any) ([]byte, error) {
 	}{sid, update})
 }
 
-// send appends the session/update of sid with update to frames.
+// send appends the session/update of sid with update to frames; for
+// JetBrains AIR with native child sessions, in its draft dialect (J1).
 func (r *rewriter) send(frames *[][]byte, sid string, update any) {
+	if r.air == airNative {
+		r.airSend(frames, sid, update)
+		return
+	}
 	b, err := sessionUpdateFrame(sid, update)
 	if err != nil {
 		r.log.Error("subagent session frame not built", "rule", "S4", "err", err)
@@ -80,7 +90,12 @@ type toolCallUpdate struct {
 // snapshotUpdate returns the tool_call_update that carries call cl's
 // snapshot alone, on the session where the client sees the call (S6,
 // S8).
-func snapshotUpdate(cl *call, toolCallID string) ([]byte, error) {
-	return sessionUpdateFrame(cl.session, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID,
-		Meta: meta.Object(meta.SubagentMember, cl.raw)})
+// For AIR without native child sessions it is marked as every frame of
+// a launch call is (J1).
+func (r *rewriter) snapshotUpdate(cl *call, toolCallID string) ([]byte, error) {
+	m := meta.Object(meta.SubagentMember, cl.raw)
+	if r.air == airMarker {
+		m = append(append(m[:len(m)-1:len(m)-1], `,"jetbrains":{"air":`...), append(airMarkerValue, '}', '}')...)
+	}
+	return sessionUpdateFrame(cl.session, toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: toolCallID, Meta: m})
 }

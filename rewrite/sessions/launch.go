@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"strconv"
-	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -30,16 +29,6 @@ func childID(parent, toolCallID string, n int) string {
 	h.Write([]byte{0})
 	h.Write([]byte(strconv.Itoa(n)))
 	return childPrefix + hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// synthesized reports whether a session id is one the proxy made.
-func synthesized(sid string) bool {
-	rest, ok := strings.CutPrefix(sid, childPrefix)
-	if !ok || len(rest) != 24 {
-		return false
-	}
-	_, err := hex.DecodeString(rest)
-	return err == nil
 }
 
 // launchFrame handles a frame of a launch call (the object at obj of the
@@ -67,7 +56,7 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 	}
 	st, _ := rawjson.LookupString(snapRaw, "status")
 	status, floor := meta.Status(st), cl.status
-	back := floor != "" && floor != status && (further(floor, status) || ended(floor))
+	back := status.TakesBack(floor)
 	if !r.optedIn && !back && !cl.fold.any() {
 		// The snapshot stands as the vendor module wrote it: copied,
 		// not decoded (the common case, a client that did not opt in).
@@ -86,7 +75,7 @@ func (r *rewriter) launchFrame(c *change, key launch.Key, session, tag string, s
 	if !r.optedIn {
 		return nil
 	}
-	r.childOf(c, cl, key)
+	r.childOf(c, cl, key, u == nil)
 	if u == nil {
 		return nil // a permission request shows the call; its content is not the call's
 	}
@@ -102,7 +91,12 @@ func subagentPath(obj []string) []string {
 // S4): announced on its first frame, unless the agent gives its own; the
 // title, description and prompt as they become known; its state after
 // each frame.
-func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
+//
+// For AIR (J1) the child's spawn waits until its prompt is known, it
+// works (a status past pending, a permission request: asking), or a
+// frame of it comes (S5, childFrame): the draft has no patch, so an
+// early spawn would name it "Subagent".
+func (r *rewriter) childOf(c *change, cl *call, key launch.Key, asking bool) {
 	s, err := cl.sub()
 	if err != nil {
 		r.log.Debug("snapshot unreadable: no child session", "rule", "S4", "err", err)
@@ -113,7 +107,7 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
 		// exactly one child per subagent, so none is made.
 		cl.awaitDraft = true
 	}
-	if cl.child == "" && cl.awaitDraft && s.Status.Rank() == meta.StatusCompleted.Rank() {
+	if cl.child == "" && cl.awaitDraft && s.Status.Final() {
 		// The launch ended and no draft came: this build of the agent
 		// has no child sessions of its own. The subagent still gets
 		// one, later than S4 would (before the frame that ends the call).
@@ -126,6 +120,12 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key) {
 	}
 	if cl.child == "" || cl.own {
 		return
+	}
+	if r.air == airNative && !r.airSpawned(cl.child) {
+		if !asking && !meta.StatusPending.Before(s.Status) && deref(s.Prompt) == "" {
+			return
+		}
+		r.airSpawn(&c.pre, cl, s)
 	}
 	if title, desc := r.titleOf(s), deref(s.SubagentType); title != cl.title || desc != cl.description {
 		u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child}
@@ -166,6 +166,9 @@ func (r *rewriter) synthesize(c *change, cl *call, key launch.Key, s *meta.Subag
 	r.children.Put(cl.child, &child{parent: cl.session, root: r.rootOf(cl.session), agentSession: key.Session,
 		toolCallID: key.ToolCallID, synthesized: true})
 	st := cl.state
+	if r.air == airNative {
+		return // AIR's spawn, when there is something to say (childOf)
+	}
 	r.send(&c.pre, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child,
 		Title: cl.title, Description: cl.description, State: &st})
 }
@@ -235,6 +238,9 @@ func (r *rewriter) titleOf(s *meta.Subagent) string {
 // call's last vendor status, and a call that has finished gets no content from
 // the proxy for a client that shows or reprints such updates as new.
 func (r *rewriter) linkContent(c *change, cl *call, content []byte, hasStatus bool) error {
+	if r.air == airNative {
+		return nil // AIR's draft has no link block (J1): the spawn names the call
+	}
 	if content != nil && rawjson.FirstByte(content) != '[' {
 		return nil // not a content array: not the proxy's to touch
 	}

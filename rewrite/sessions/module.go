@@ -35,11 +35,11 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 	}
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8)",
+		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8); JetBrains AIR's native child sessions (J1)",
 		// Quoted, so that a mention inside a string (escaped \") never
 		// matches: a chunk of the main agent's text is never decoded.
 		Triggers: []string{
-			`"initialize"`,            // the client's opt-in (S0)
+			`"initialize"`,            // the client's opt-in (S0, J1); the agent's answer has the advertisement's "acp-normalize"
 			`"` + metaKey + `"`,       // snapshots and parent links the vendor modules added (S4, S5, S8)
 			`"` + childPrefix,         // client frames naming a synthesized child (S5)
 			`"subagent_spawned"`,      // the draft dialect (S6)
@@ -48,6 +48,19 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 			`"session_message"`,       // (P3)
 			`"session_message_chunk"`, // (P3)
 			`"session/close"`,         // state dropped (P6)
+			// The client's own sessions (S7): those it names itself, and
+			// those a session/new or session/fork answer gives it (the
+			// answer is watched while one is outstanding: answersWatch).
+			`"session/new"`,
+			`"session/fork"`,
+			`"session/load"`,
+			`"session/resume"`,
+			`"session/prompt"`,
+			`"session/cancel"`,
+			// The end of a turn: the agent's answer to session/prompt (S4),
+			// or an error answer.
+			`"stopReason"`,
+			`"error":{`,
 			// A child session the client was never told of is watched
 			// by its id (S7): its notifications and requests, whatever
 			// their method, reach the module through that trigger, so
@@ -89,12 +102,23 @@ type rewriter struct {
 	// watchingAll: past maxWatched hidden children, every frame that
 	// names a session is watched instead (S7).
 	watchingAll bool
+
+	known *table.Table[string, struct{}] // the client's own sessions (S7, known.go)
+	asks  *table.Table[string, ask]      // client requests whose answers the module reads, by id
+	// watchingAnswers: answersWatch is watched for a session/new or
+	// session/fork answer.
+	watchingAnswers bool
+	// air is what the client declared of JetBrains AIR (J1).
+	air airMode
 }
 
 func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 	env.Logger = env.Log()
 	keyLen := func(k string) int64 { return int64(len(k)) }
+	known, asks := newKnownTables(env)
 	return &rewriter{
+		known:  known,
+		asks:   asks,
 		env:    env,
 		log:    env.Logger,
 		traits: traits,
@@ -113,6 +137,12 @@ func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 // Rewrite implements rewrite.Rewriter.
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
+	if env.Kind == pipe.Response && f.From == pipe.Agent {
+		if f.Initialize && r.air == airNative {
+			return r.airAnswer(f)
+		}
+		return r.agentAnswer(f, env)
+	}
 	if env.Kind != pipe.Request && env.Kind != pipe.Notification {
 		return rewrite.Verdict{}, nil
 	}
@@ -131,19 +161,31 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 }
 
 // clientFrame handles the client's requests and notifications: its
-// initialize (S0), one that names a synthesized child (S5), the end of a
-// session (P6).
+// initialize (S0), one that names a child the proxy made (S5), the
+// sessions it names, which are its own (S7), the requests whose answers
+// the module reads, the end of a session (P6).
 func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Verdict, error) {
 	if env.MethodIs("initialize") && env.Kind == pipe.Request {
 		return r.initialize(f)
 	}
 	sid, _ := rawjson.LookupString(env.Params, "sessionId")
-	if synthesized(sid) {
+	if r.made(sid) {
 		return r.readOnly(f, string(env.Method), sid), nil
 	}
-	if env.MethodIs("session/close") && sid != "" {
-		r.dropSession(sid)
+	switch method := string(env.Method); {
+	case method == "session/close":
+		if sid != "" {
+			r.dropSession(sid)
+		}
+		return rewrite.Verdict{}, nil
+	case method == "session/new" || method == "session/fork":
+		r.clientAsks(f, method, "")
+	case method == "session/prompt":
+		r.clientAsks(f, method, sid)
+	case method == "session/cancel":
+		r.cancelled(sid)
 	}
+	r.learn(sid)
 	return rewrite.Verdict{}, nil
 }
 
@@ -170,6 +212,8 @@ func (r *rewriter) dropSession(sid string) {
 		r.unwatch(id)
 		return true
 	})
+	r.known.Delete(sid)
+	r.asks.DropSession(sid)
 	prefix := sid + "\x00"
 	r.launches.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
 }

@@ -21,15 +21,19 @@ import (
 func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 	var v rewrite.Verdict
 	caps, ok := rawjson.Lookup(f.Envelope().Params, "clientCapabilities")
-	r.optedIn, r.asked = false, false
+	r.optedIn, r.asked, r.air = false, false, airNone
 	if !ok || rawjson.FirstByte(caps) != '{' {
 		return v, nil
 	}
+	// JetBrains AIR with native child sessions gets them as an opted-in
+	// client does, in its draft dialect (J1); the agent is asked as for
+	// an opted-in client, so that the agents that give their own do.
+	r.air = readAir(caps)
 	std, _ := rawjson.Lookup(caps, "subagents")
 	metaObj, hasMeta := rawjson.Lookup(caps, "_meta")
 	metaValue, _ := rawjson.Lookup(metaObj, "subagents")
 	hasStd, hasMetaOn := rawjson.FirstByte(std) == '{', truthy(metaValue)
-	r.optedIn = hasStd || hasMetaOn
+	r.optedIn = hasStd || hasMetaOn || r.air == airNative
 	if !r.optedIn {
 		return v, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
 	"github.com/acp-normalize/acp-normalize/route"
@@ -74,10 +75,12 @@ func TestS7LoggedOncePerSession(t *testing.T) {
 }
 
 // TestP6SessionState: the module's state is capped (P6): a thousand
-// launch calls of one session, then its session/close, leave nothing
-// that makes a later frame of the session's calls a known one, and a
-// client request naming a child of the closed session still gets -32602
-// (the id is the proxy's, whatever is kept).
+// launch calls of one session, each announced with a child (S4); a
+// client request naming the latest child the proxy made gets -32602
+// (S5); after the session's session/close nothing of it is kept, so the
+// same request is no longer the proxy's: it reaches the agent, which
+// answers for the sessions it has (S5 decides by what the proxy holds,
+// not by the id's shape).
 func TestP6SessionState(t *testing.T) {
 	logs := rewritetest.NewLogRecorder()
 	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: logs.Logger(), Version: "0", MaxEntries: 16})
@@ -86,21 +89,27 @@ func TestP6SessionState(t *testing.T) {
 	}
 	r.Handle(pipe.Client, []byte(optedInInit), nil)
 	r.Handle(pipe.Agent, []byte(initResult), nil)
-	announced := 0
+	announced, latest := 0, ""
 	for i := range 1000 {
 		call := bytes.ReplaceAll([]byte(launchCall), []byte("toolu_1"), []byte(fmt.Sprintf("toolu_%d", i)))
 		for _, o := range r.Handle(pipe.Agent, call, nil) {
 			if bytes.Contains(o.Frame, []byte(`"subagent_update"`)) {
 				announced++
+				latest, _ = rawjson.LookupString(o.Frame, "params", "update", "sessionId")
 			}
 		}
 	}
 	if announced != 1000 {
 		t.Fatalf("%d children announced for 1000 launch calls", announced)
 	}
-	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":9,"method":"session/close","params":{"sessionId":"s1"}}`), nil)
-	outs := r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":10,"method":"session/prompt","params":{"sessionId":"`+childID+`","prompt":[]}}`), nil)
+	prompt := `{"jsonrpc":"2.0","id":10,"method":"session/prompt","params":{"sessionId":"` + latest + `","prompt":[]}}`
+	outs := r.Handle(pipe.Client, []byte(prompt), nil)
 	if len(outs) != 1 || outs[0].To != pipe.Client || !bytes.Contains(outs[0].Frame, []byte(`-32602`)) {
+		t.Fatalf("a request on a child the proxy holds: %v", outs)
+	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":9,"method":"session/close","params":{"sessionId":"s1"}}`), nil)
+	outs = r.Handle(pipe.Client, []byte(prompt), nil)
+	if len(outs) != 1 || outs[0].To != pipe.Agent {
 		t.Fatalf("a request on a closed session's child: %v", outs)
 	}
 	if recs := logs.Find(slog.LevelError, ""); len(recs) > 0 {
@@ -109,8 +118,8 @@ func TestP6SessionState(t *testing.T) {
 }
 
 // FuzzSessions feeds arbitrary frames, from either side, after an
-// opted-in initialize and a launch call with a child, through the whole
-// module list: the router must not panic, a valid JSON frame is never
+// opted-in initialize (or JetBrains AIR's with native child sessions,
+// J1) and a launch call with a child, through the whole module list: the router must not panic, a valid JSON frame is never
 // turned into invalid JSON, and a frame forwarded as it is keeps its
 // bytes (P1, P5).
 func FuzzSessions(f *testing.F) {
@@ -124,18 +133,24 @@ func FuzzSessions(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"` + childID + `"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"c"}}`,
 	} {
-		f.Add([]byte(s), false)
+		f.Add([]byte(s), false, false)
+		f.Add([]byte(s), false, true)
 	}
-	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true)
-	f.Fuzz(func(t *testing.T, frame []byte, fromClient bool) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+childID+`"}}`), true, false)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"capabilities":[1]}}}}}`), false, true)
+	f.Fuzz(func(t *testing.T, frame []byte, fromClient, air bool) {
 		r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		init := optedInInit
+		if air {
+			init = airNativeInit
+		}
 		for _, p := range []struct {
 			from  pipe.Side
 			frame string
-		}{{pipe.Client, optedInInit}, {pipe.Agent, initResult}, {pipe.Agent, launchCall}} {
+		}{{pipe.Client, init}, {pipe.Agent, initResult}, {pipe.Agent, launchCall}} {
 			r.Handle(p.from, []byte(p.frame), nil)
 		}
 		from := pipe.Agent

@@ -26,9 +26,10 @@ const maxWatched = 16
 const watchAllTrigger = `"sessionId"`
 
 // hiddenChild returns the child session sid when it is one the client,
-// which did not opt in, was never told of (S7); nil otherwise.
+// which did not opt in, was never told of (S7); nil otherwise: never one
+// of the client's own sessions.
 func (r *rewriter) hiddenChild(sid string) *child {
-	if r.optedIn || sid == "" {
+	if r.optedIn || sid == "" || r.clientKnows(sid) {
 		return nil
 	}
 	if ch, ok := r.children.Get(sid); ok && ch.hidden {
@@ -79,16 +80,24 @@ func (r *rewriter) hiddenNotification(sid string) rewrite.Verdict {
 	return v
 }
 
-// rehome returns the session a hidden child's request goes to: its
-// parent, or that parent's, up to a session the client knows (S7).
+// rehome returns the session a hidden child's request goes to: the
+// first of its ancestors the client knows, at any depth (S7). The walk
+// takes at most one step per child the module holds, so a cycle the
+// agent made of its announcements ends it; then the child's root goes.
 func (r *rewriter) rehome(ch *child) string {
 	parent := ch.parent
-	for range 16 { // nested children, bounded
+	for range r.children.Len() + 1 {
+		if r.clientKnows(parent) {
+			return parent
+		}
 		p, ok := r.children.Get(parent)
 		if !ok || !p.hidden {
-			break
+			return parent
 		}
 		parent = p.parent
+	}
+	if ch.root != "" {
+		return ch.root
 	}
 	return parent
 }
@@ -173,6 +182,9 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 		id, _ := rawjson.LookupString(tc, "toolCallId")
 		if err := r.launchFrame(&c, launch.Key{Session: sid, ToolCallID: id}, session, "", mk.snapshot, nil, toolCallPath); err != nil {
 			return rewrite.Verdict{}, err
+		}
+		if r.air == airMarker {
+			r.airMark(&c, f.Raw, toolCallPath) // J1
 		}
 	}
 	return c.verdict(f.Raw)

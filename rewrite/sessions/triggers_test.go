@@ -29,6 +29,11 @@ func TestTriggers(t *testing.T) {
 		// decode and changes nothing.
 		{Name: "a chunk that mentions the triggers", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\"initialize\" \"acp-normalize\" \"subagent_update\" \"session\" \"session_message\" \"session/close\" \"elicitation/create\""}}}}`, Want: false},
 		{Name: "a plain tool call", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read"}}}`, Want: false},
-		{Name: "a prompt", Frame: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, Want: false},
+		// The client's prompt names a session of its own (S7); its
+		// answer ends the turn (S4). Both are one frame per turn.
+		{Name: "a prompt", Frame: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`, Want: true},
+		{Name: "a prompt's answer", Frame: `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`, Want: true},
+		{Name: "an error answer", Frame: `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"x"}}`, Want: true},
+		{Name: "a session/new answer, not watched", Frame: `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`, Want: false},
 	})
 }

@@ -123,6 +123,9 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 		if !r.optedIn {
 			return r.unasked(tag, sid), nil // P3
 		}
+		if r.air == airNative {
+			return r.airMessage(sid, tag, upd), nil // J1
+		}
 		return rewrite.Verdict{}, nil
 	}
 	mk, err := readMarks(u[updMeta])
@@ -141,7 +144,10 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 			return rewrite.Verdict{}, err
 		}
 	}
-	if isCall && !r.optedIn && u[updContent] != nil {
+	if isCall && mk.snapshot != nil && r.air == airMarker {
+		r.airMark(&c, f.Raw, updatePath) // J1
+	}
+	if isCall && (!r.optedIn || r.air == airNative) && u[updContent] != nil {
 		if err := stripLinks(&c, u[updContent]); err != nil {
 			return rewrite.Verdict{}, err
 		}
@@ -163,7 +169,7 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 	if !ok || !pc.has() {
 		return sid // a launch call the module never saw: nothing is guessed
 	}
-	if pc.status.Rank() < meta.StatusRunning.Rank() && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
+	if pc.status.Before(meta.StatusRunning) && r.env.Client.Emit(rewrite.Finished(pc.acpStatus)) != rewrite.EmitNothing {
 		// S8: the subagent works; the launch call says so right after
 		// this frame, with the snapshot alone (no ACP status, P4).
 		if s, err := pc.sub(); err == nil {
@@ -171,7 +177,7 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 			running.Status = meta.StatusRunning
 			pc.setSub(&running)
 			r.calls.Resize(launch.Key{Session: sid, ToolCallID: parent})
-			if b, err := snapshotUpdate(pc, parent); err == nil {
+			if b, err := r.snapshotUpdate(pc, parent); err == nil {
 				c.post = append(c.post, b)
 			} else {
 				r.log.Error("progress update not built", "rule", "S8", "err", err)
@@ -180,6 +186,12 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 	}
 	if !r.optedIn || pc.child == "" || pc.own {
 		return sid
+	}
+	if r.air == airNative && !r.airSpawned(pc.child) {
+		// The child's first frame: AIR gets its spawn first (J1).
+		if s, err := pc.sub(); err == nil {
+			r.airSpawn(&c.pre, pc, s)
+		}
 	}
 	// S5: the frame goes to the child; its parentToolCallId stays.
 	c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "sessionId"}, Value: rawjson.Text(pc.child)})
