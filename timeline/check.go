@@ -136,6 +136,7 @@ type checkRun struct {
 	// knows is in it (sessions, toolCalls).
 	initialized bool
 	sessions    map[string]bool
+	own         map[string]bool // of those, the client's: created (a session/new answer) or loaded
 	toolCalls   map[[2]string]bool
 }
 
@@ -148,7 +149,7 @@ type idRef struct {
 func (c *Check) Begin(name string) error {
 	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
-		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, toolCalls: map[[2]string]bool{}}
+		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, own: map[string]bool{}, toolCalls: map[[2]string]bool{}}
 	return nil
 }
 
@@ -227,7 +228,7 @@ func (c *Check) End() error {
 // newConnection forgets what one connection of a trace set up.
 func (r *checkRun) newConnection() {
 	r.requests, r.open, r.proxyAnswered = map[idRef]string{}, map[idRef]bool{}, map[idRef]bool{}
-	r.sessions, r.toolCalls, r.initialized = map[string]bool{}, map[[2]string]bool{}, false
+	r.sessions, r.own, r.toolCalls, r.initialized = map[string]bool{}, map[string]bool{}, map[[2]string]bool{}, false
 }
 
 // schema returns the schema of the negotiated version (v1 when that
@@ -289,12 +290,13 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	switch {
 	case env.Kind == pipe.Response:
 		if sid, ok := rawjson.LookupString(frame, "result", "sessionId"); ok {
-			r.sessions[sid] = true
+			r.sessions[sid], r.own[sid] = true, r.own[sid] || side != "client"
 		}
 		return
 	case side == "client":
 		if sid, ok := rawjson.LookupString(frame, "params", "sessionId"); ok && method != "session/new" {
 			r.sessions[sid] = true // session/load, resume: the client names it
+			r.own[sid] = r.own[sid] || method == "session/load" || method == "session/resume"
 		}
 		return
 	}
@@ -307,6 +309,10 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	case "subagent_update":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "sessionId"); ok {
 			r.sessions[c] = true
+			if r.own[c] || c == sid {
+				r.add(findingKey{check: "session", side: side, method: method, update: update, kind: envKind(env), path: "/params/update/sessionId",
+					message: "the client's own session announced as a child (of itself or another): a client may hide it or file it under another"}, "S7", line, frame, "client")
+			}
 		}
 	case "subagent_spawned":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "subagentSessionId"); ok {
