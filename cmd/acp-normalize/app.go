@@ -97,7 +97,7 @@ func runStreams(args []string, st streams) int {
 	if err == nil {
 		return code
 	}
-	fmt.Fprintf(stderr, "acp-normalize: %v\n", err)
+	printLine(stderr, "acp-normalize: %v", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

@@ -47,10 +47,10 @@ func exportAction(c *cli.Context, st streams) error {
 	defer done()
 	h, bad, err := readTraceHeader(src, func(line int, err error) {
 		if line == 0 {
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, err)
+			printLine(st.stderr, "%s: %v", name, err)
 			return
 		}
-		fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, line, err)
+		printLine(st.stderr, "%s:%d: %v", name, line, err)
 	})
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: %s: %w", name, err)}

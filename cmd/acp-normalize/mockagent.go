@@ -58,9 +58,9 @@ func mockAgentAction(c *cli.Context, st streams) error {
 	for _, b := range bad {
 		var le *mockagent.LineError
 		if errors.As(b, &le) {
-			fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, le.Line, le.Err)
+			printLine(st.stderr, "%s:%d: %v", name, le.Line, le.Err)
 		} else {
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, b)
+			printLine(st.stderr, "%s: %v", name, b)
 		}
 	}
 	logger.Debug("capture loaded", "requests", script.Requests(), "frames", script.Frames(), "bad lines", len(bad))

@@ -78,7 +78,7 @@ func replayAction(c *cli.Context, st streams) error {
 			if len(warnings) > 0 {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
 				for _, w := range warnings {
-					fmt.Fprintf(st.stderr, "%s: %s\n", name, w)
+					printLine(st.stderr, "%s: %s", name, w)
 				}
 			}
 			return route.RouterConfig{Modules: mods, Settings: options, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
@@ -150,7 +150,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		if err != nil {
 			// It was there when the command began (checkCaptureNames).
 			_ = out.Flush()
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, errors.Unwrap(err))
+			printLine(st.stderr, "%s: %v", name, errors.Unwrap(err))
 			return 1, nil
 		}
 		defer f.Close()
@@ -169,7 +169,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 			}
 			if bad <= maxReportedLines {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
-				fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
+				printLine(st.stderr, "%s:%d: %v", name, s.Line, s.Err)
 			}
 			return nil
 		}
@@ -194,7 +194,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	if readErr != nil {
 		_ = out.Flush()
-		fmt.Fprintf(st.stderr, "%s: %v\n", name, readErr)
+		printLine(st.stderr, "%s: %v", name, readErr)
 		bad++
 	}
 	return bad, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 
@@ -14,6 +15,14 @@ import (
 func onTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// printLine writes one line of a message to w (stderr) through
+// timeline.TerminalText: messages quote what a capture, a trace or an
+// agent said (a module name in a start event, a trace header's version,
+// an error message), which must not steer the terminal.
+func printLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, timeline.TerminalText(fmt.Sprintf(format, args...)))
 }
 
 // terminalLines is where lines go on their way to a terminal: each line

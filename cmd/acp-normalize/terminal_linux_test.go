@@ -129,12 +129,15 @@ func runOnTerminal(t *testing.T, args ...string) []byte {
 	return buf.Bytes()
 }
 
-// TestE2EJSONOnATerminalIsEscaped: the commands that print a capture's
-// frames as JSON (replay's JSON lines, check --json, export to stdout)
-// show a frame's C1 controls and bidi overrides as JSON escapes on a
-// terminal, as the text views escape them: valid JSON (raw C0 controls
-// cannot be in it) still holds those. Piped, the bytes are the frame's.
-func TestE2EJSONOnATerminalIsEscaped(t *testing.T) {
+// TestE2ECapturesOnATerminalAreEscaped: what a capture or a trace holds
+// reaches a terminal escaped, whichever command prints it: the frames
+// as JSON (replay's JSON lines, check --json, export, mock-agent's
+// stdout) with JSON escapes (the same values; valid JSON cannot hold raw
+// C0 controls, but it can hold C1 controls and bidi overrides), the text
+// views and the error lines that quote a file (a trace header of another
+// version) with timeline.TerminalText, mock-agent's replayed stderr
+// lines too. Piped, the frames' bytes are left as they are.
+func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 	capture := filepath.Join(t.TempDir(), "c.jsonl")
 	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne"
 	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + bad + `"}}}}`
@@ -145,8 +148,15 @@ func TestE2EJSONOnATerminalIsEscaped(t *testing.T) {
 	if err := os.WriteFile(capture, []byte(`{"seq":1,"from":"agent","frame":`+frame+"}\n"+`{"seq":2,"from":"agent","frame":`+vendor+"}\n"+stderr+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A trace of a version this reader does not know: the error quotes it.
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"type":"header","format":"acp-inspector-trace","version":"2`+bad+`"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"replay", capture},
+		{"replay", "--format", "pretty", trace},
+		{"export", trace},
 		{"replay", "--format", "pretty", capture},
 		{"check", capture},
 		{"check", "--json", capture},
