@@ -196,6 +196,9 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	if err := rewrite.CheckClientSettings(settings); err != nil {
 		return exitUsage, usageError("%v", err)
 	}
+	if err := rewrite.CheckChoices(moduleOptions(), settings); err != nil {
+		return exitUsage, usageError("%v", err)
+	}
 	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return exitUsage, usageError("--modules: %v", err)

@@ -71,6 +71,9 @@ func probeAction(c *cli.Context, st streams) error {
 	if err := rewrite.CheckClientSettings(settings); err != nil {
 		return usageError("probe: %v", err)
 	}
+	if err := rewrite.CheckChoices(moduleOptions(), settings); err != nil {
+		return usageError("probe: %v", err)
+	}
 	mods, err := selectModules(allModules(), c.String("modules"))
 	if err != nil {
 		return usageError("probe: --modules: %v", err)

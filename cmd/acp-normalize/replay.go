@@ -311,6 +311,9 @@ func explicitSettings(c *cli.Context) (replaySettings, error) {
 	if err := rewrite.CheckClientSettings(rs.options); err != nil {
 		return rs, usageError("%v", err)
 	}
+	if err := rewrite.CheckChoices(moduleOptions(), rs.options); err != nil {
+		return rs, usageError("%v", err)
+	}
 	if lc := setIn(c, "modules"); lc != nil {
 		rs.modules = lc.String("modules")
 		if _, err := selectModules(allModules(), rs.modules); err != nil {
