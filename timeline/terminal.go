@@ -17,8 +17,10 @@ func TerminalText(s string) string { return terminalText(s) }
 // it says: each rune TerminalText would escape is written as a JSON
 // escape (\u009b; a surrogate pair beyond the basic plane). Such runes
 // can only stand inside strings, where the escape means the same rune,
-// so the result decodes to the same values. Invalid UTF-8 is left as it
-// is (encoding/json never writes it).
+// so the result decodes to the same values. A byte that is not UTF-8
+// (which JSON text cannot hold; a frame may) becomes U+FFFD, as in
+// TerminalText: a lone 0x9b is CSI to a terminal that reads 8-bit
+// controls.
 func TerminalJSON(b []byte) []byte {
 	var out []byte
 	last := 0
@@ -28,16 +30,20 @@ func TerminalJSON(b []byte) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size <= 1 || !unsafeRune(r) || r == '\n' || r == '\t' || r == '\r' {
+		invalid := r == utf8.RuneError && size <= 1
+		if !invalid && (!unsafeRune(r) || r == '\n' || r == '\t' || r == '\r') {
 			// Whitespace between tokens (json.Indent's) stays.
 			i += size
 			continue
 		}
 		out = append(out, b[last:i]...)
-		if r > 0xffff {
+		switch {
+		case invalid:
+			out = utf8.AppendRune(out, utf8.RuneError)
+		case r > 0xffff:
 			hi, lo := utf16Pair(r)
 			out = appendJSONEscape(appendJSONEscape(out, hi), lo)
-		} else {
+		default:
 			out = appendJSONEscape(out, r)
 		}
 		i += size

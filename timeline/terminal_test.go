@@ -20,6 +20,10 @@ func TestTerminalJSON(t *testing.T) {
 		{"beyond the basic plane", "[\"\U000e0001\"]", `["\udb40\udc01"]`},
 		{"line separator", "[\"\u2028\"]", `["\u2028"]`},
 	}
+	// Not UTF-8: JSON text cannot hold it, U+FFFD takes its place.
+	if got := string(TerminalJSON([]byte("[\"a\x9b31m\xff\"]"))); got != "[\"a\uFFFD31m\uFFFD\"]" {
+		t.Errorf("invalid UTF-8: %q", got)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := string(TerminalJSON([]byte(tt.in)))

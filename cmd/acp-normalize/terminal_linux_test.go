@@ -139,7 +139,9 @@ func runOnTerminal(t *testing.T, args ...string) []byte {
 // lines too. Piped, the frames' bytes are left as they are.
 func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 	capture := filepath.Join(t.TempDir(), "c.jsonl")
-	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne"
+	// C1 controls and a bidi override as UTF-8, and a lone 0x9b byte: CSI
+	// to a terminal that reads 8-bit controls.
+	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne q\x9b32m"
 	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + bad + `"}}}}`
 	// A method outside ACP: check reports it, the frame its example.
 	vendor := `{"jsonrpc":"2.0","method":"craft/x","params":{"t":"` + bad + `"}}`
@@ -168,7 +170,7 @@ func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 			if len(out) == 0 {
 				t.Fatal("nothing on the terminal")
 			}
-			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e", "\x1b]", "\x07"} {
+			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e", "\x1b]", "\x07", "q\x9b"} {
 				if bytes.Contains(out, []byte(r)) {
 					t.Errorf("%q reached the terminal raw:\n%q", r, out)
 				}
