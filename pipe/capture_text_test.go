@@ -94,3 +94,31 @@ func TestCaptureSinkRefusesPieces(t *testing.T) {
 		t.Fatalf("records %+v", got)
 	}
 }
+
+// A capture closed in the middle of a record in pieces (the session ended
+// during a long frame) ends that record, cut, so every line of the
+// capture is a record (R1).
+func TestCaptureWriterClosedInTheMiddleOfText(t *testing.T) {
+	var out bytes.Buffer
+	cw := NewCaptureWriter(&out, false)
+	if _, ok := cw.BeginText(Agent); !ok {
+		t.Fatal("BeginText refused")
+	}
+	cw.TextPiece([]byte(`{"jsonrpc":"2.0","method":"x","params":{"t":"abc`))
+	stderr := "a stderr line"
+	cw.Write(Record{From: Agent, Stderr: &stderr})
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	written := out.String()
+	var n int
+	for _, err := range NewCaptureReader(&out).Records() {
+		if err != nil {
+			t.Fatalf("%v in %q", err, written)
+		}
+		n++
+	}
+	if n != 2 || !strings.Contains(written, `"cut":true`) {
+		t.Fatalf("%d records: %q", n, written)
+	}
+}

@@ -209,6 +209,32 @@ func TestCaptureWriterTakesOneHugeRecord(t *testing.T) {
 	}
 }
 
+// TestCaptureWriterCloseWithinGivesUpOnASilentTarget: a target that takes
+// nothing (a FIFO nobody reads) does not hold Close for ever: CloseWithin
+// gives up once the target has been silent for its bound, says so with
+// ErrCaptureStalled and counts the records not written; the queued exit
+// event is among them (R1).
+func TestCaptureWriterCloseWithinGivesUpOnASilentTarget(t *testing.T) {
+	g := newGatedWriter()
+	defer close(g.gate) // lets the writing goroutine end with the test
+	cw := NewCaptureWriter(g, false)
+	cw.Write(Record{From: Client, Frame: []byte(`{"a":1}`)})
+	<-g.entered // the target takes nothing from now on
+	cw.Write(Record{From: Client, Frame: []byte(`{"a":2}`)})
+	code := 0
+	cw.Write(Record{Event: "exit", Code: &code})
+	err := cw.CloseWithin(time.Millisecond)
+	if !errors.Is(err, ErrCaptureStalled) {
+		t.Fatalf("CloseWithin = %v, want ErrCaptureStalled", err)
+	}
+	if got := cw.Unwritten(); got != 3 {
+		t.Errorf("Unwritten() = %d, want 3", got)
+	}
+	if err := cw.Close(); !errors.Is(err, ErrCaptureStalled) {
+		t.Errorf("a second Close = %v, want the same error", err)
+	}
+}
+
 // TestCaptureSinkAsWritten: a sink gets the records a capture file holds
 // once read back (numbered, timestamped, redacted, invalid frames as
 // text), so a program that reads its own session needs no round trip

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -23,7 +24,8 @@ import (
 // ACP's nor '_'-prefixed (V7), the draft subagent dialect (S6), child
 // session shapes sent to a client that did not opt in (S0), request ids a
 // receiver would reject (a second open request with the same id, an
-// answer to no open request), and lines that are not JSON (F2).
+// answer to no open request), lines that are not JSON (F2) and frames that
+// are not valid UTF-8.
 //
 // Each problem is attributed to the side that sent the frame: the client,
 // the agent, or acp-normalize for the frames the proxy wrote in the replay
@@ -207,6 +209,7 @@ type checkRun struct {
 	// knows is in it (sessions, toolCalls).
 	initialized bool
 	sessions    map[string]bool
+	own         map[string]bool // of those, the client's: created (a session/new answer) or loaded
 	toolCalls   map[[2]string]bool
 }
 
@@ -219,7 +222,7 @@ type idRef struct {
 func (c *Check) Begin(name string) error {
 	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
-		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, toolCalls: map[[2]string]bool{}}
+		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, own: map[string]bool{}, toolCalls: map[[2]string]bool{}}
 	return nil
 }
 
@@ -302,7 +305,7 @@ func (c *Check) End() error {
 // newConnection forgets what one connection of a trace set up.
 func (r *checkRun) newConnection() {
 	r.requests, r.open, r.proxyAnswered = map[idRef]string{}, map[idRef]bool{}, map[idRef]bool{}
-	r.sessions, r.toolCalls, r.initialized = map[string]bool{}, map[[2]string]bool{}, false
+	r.sessions, r.own, r.toolCalls, r.initialized = map[string]bool{}, map[string]bool{}, map[[2]string]bool{}, false
 }
 
 // schema returns the schema of the negotiated version (v1 when that
@@ -364,12 +367,13 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	switch {
 	case env.Kind == pipe.Response:
 		if sid, ok := rawjson.LookupString(frame, "result", "sessionId"); ok {
-			r.sessions[sid] = true
+			r.sessions[sid], r.own[sid] = true, r.own[sid] || side != "client"
 		}
 		return
 	case side == "client":
 		if sid, ok := rawjson.LookupString(frame, "params", "sessionId"); ok && method != "session/new" {
 			r.sessions[sid] = true // session/load, resume: the client names it
+			r.own[sid] = r.own[sid] || method == "session/load" || method == "session/resume"
 		}
 		return
 	}
@@ -382,6 +386,10 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	case "subagent_update":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "sessionId"); ok {
 			r.sessions[c] = true
+			if r.own[c] || c == sid {
+				r.add(findingKey{check: "session", side: side, method: method, update: update, kind: envKind(env), path: "/params/update/sessionId",
+					message: "the client's own session announced as a child (of itself or another): a client may hide it or file it under another"}, "S7", line, frame, "client")
+			}
 		}
 	case "subagent_spawned":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "subagentSessionId"); ok {
@@ -458,6 +466,12 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 	update := ""
 	if method == "session/update" {
 		update, _ = rawjson.LookupString(frame, "params", "update", "sessionUpdate")
+	}
+	if !utf8.Valid(frame) {
+		// Passed on byte for byte: the receiver's parser (serde, as
+		// Zed's) rejects the whole frame.
+		r.add(findingKey{check: "framing", side: side, method: method, update: update, kind: kind,
+			message: "not valid UTF-8: JSON text must be UTF-8; strict parsers (serde, Zed's) reject the frame, others alter the bytes"}, "", line, frame, to)
 	}
 	if method == "session/update" && (update == "subagent_spawned" || update == "subagent_state_update") {
 		r.add(findingKey{check: "draft", side: side, method: method, update: update, kind: kind, path: "/params/update/sessionUpdate",
@@ -779,7 +793,7 @@ func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.w.Write(append(b, '\n'))
+	_, err = c.w.Write(append(TerminalJSON(b), '\n')) // examples are vendor frames
 	return err
 }
 
