@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/route"
 )
@@ -161,5 +162,5 @@ func (n *nesting) header(sid string) string {
 	} else if c.title != "" {
 		h += " " + quote(c.title)
 	}
-	return oneLine(h, 300)
+	return terminal.Line(h, 300)
 }

@@ -20,8 +20,8 @@ func TestPrettyClientSessionIsNoChild(t *testing.T) {
 		}
 		return format
 	}
-	capture := lines(ckInitSub, ckInitResult,
-		ckNew, `{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S"}}}`,
+	capture := lines(nestInitSub, nestInitResult,
+		nestNew, `{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S"}}}`,
 		`{"from":"client","frame":{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"L","cwd":"/w","mcpServers":[]}}}`,
 		`{"from":"agent","frame":{"jsonrpc":"2.0","id":2,"result":{}}}`,
 		f(upd, "S", "S"), f(upd, "S", "L"), f(upd, "L", "S"),
@@ -48,7 +48,7 @@ func TestPrettyClientSessionIsNoChild(t *testing.T) {
 func TestPrettyDeepChildrenBoundedIndent(t *testing.T) {
 	const upd = `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"P","update":{"sessionUpdate":"subagent_update","sessionId":"C","title":"t","state":{"state":"running"}}}}}`
 	const chunk = `{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"C","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}}`
-	recs := []string{ckInitSub, ckInitResult, ckNew, ckNewResult}
+	recs := []string{nestInitSub, nestInitResult, nestNew, nestNewResult}
 	parent := "s"
 	const depth = 40
 	for i := 1; i <= depth; i++ {
@@ -72,3 +72,14 @@ func TestPrettyDeepChildrenBoundedIndent(t *testing.T) {
 		}
 	}
 }
+
+// lines joins capture lines, each ended by a newline.
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// The opening of a session whose client opted in to Subagent Sessions.
+const (
+	nestInitSub    = `{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}}}`
+	nestInitResult = `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"fake","version":"2"}}}}`
+	nestNew        = `{"from":"client","frame":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}}`
+	nestNewResult  = `{"from":"agent","frame":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}}`
+)

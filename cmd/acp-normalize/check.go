@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acp-normalize/acp-normalize/check"
 	"github.com/acp-normalize/acp-normalize/route"
-	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
 // checkCommand is `acp-normalize check`: which frames of a session break
@@ -40,7 +40,7 @@ func checkAction(c *cli.Context, st streams) error {
 		return usageError("%v", err)
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	chk := timeline.NewCheck(out, c.Bool("json"), allModules()...)
+	chk := check.New(out, c.Bool("json"), allModules()...)
 	r := failingWrites{chk}
 	logger := replayLogger(st.stderr, slog.LevelError, os.Getenv)
 	failures := 0
@@ -61,7 +61,7 @@ func checkAction(c *cli.Context, st streams) error {
 	var wrong []string
 	if n := chk.AtLeast(failOn); failOn != 0 && n > 0 {
 		problems := fmt.Sprintf("%d problem(s)", n)
-		if failOn == timeline.Broken {
+		if failOn == check.Broken {
 			problems += " the receiver gets"
 		}
 		if below := chk.Problems() - n; below > 0 {
@@ -81,13 +81,13 @@ func checkAction(c *cli.Context, st streams) error {
 	return nil
 }
 
-// failOnLevel reads --fail-on: a level of timeline.Check, or "none" (0:
+// failOnLevel reads --fail-on: a level of check.Checker, or "none" (0:
 // no finding fails the check; unreadable lines and files still do).
-func failOnLevel(name string) (timeline.Level, error) {
+func failOnLevel(name string) (check.Level, error) {
 	if name == "none" {
 		return 0, nil
 	}
-	l, err := timeline.ParseLevel(name)
+	l, err := check.ParseLevel(name)
 	if err != nil {
 		return 0, fmt.Errorf("--fail-on must be broken, repaired or none, not %q", name)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
 
-	"github.com/acp-normalize/acp-normalize/timeline"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // parseLevel parses debug, info, warn or error.
@@ -57,7 +57,7 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 }
 
 // terminalAttrs is the ReplaceAttr of a tint handler: with colour on (a
-// terminal), every value is made safe with timeline.TerminalText, since
+// terminal), every value is made safe with terminal.Text, since
 // tint quotes a value but then puts its ESC bytes back raw, and values
 // carry an agent's words (a non-JSON line, a method name, an error
 // message). Without colour tint's own quoting escapes them. next, if not
@@ -72,12 +72,12 @@ func terminalAttrs(color bool, next func([]string, slog.Attr) slog.Attr) func([]
 		}
 		switch v := a.Value.Resolve(); v.Kind() {
 		case slog.KindString:
-			if s := v.String(); timeline.TerminalText(s) != s {
-				a.Value = slog.StringValue(timeline.TerminalText(s))
+			if s := v.String(); terminal.Text(s) != s {
+				a.Value = slog.StringValue(terminal.Text(s))
 			}
 		case slog.KindAny:
-			if s := fmt.Sprintf("%+v", v.Any()); timeline.TerminalText(s) != s {
-				a.Value = slog.StringValue(timeline.TerminalText(s))
+			if s := fmt.Sprintf("%+v", v.Any()); terminal.Text(s) != s {
+				a.Value = slog.StringValue(terminal.Text(s))
 			}
 		}
 		return a

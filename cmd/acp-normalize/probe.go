@@ -17,11 +17,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
-	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
 // probeTimeout bounds each of the probe's requests by default: long
@@ -101,7 +101,7 @@ func probeAction(c *cli.Context, st streams) error {
 	}
 	if failure != nil {
 		// On a terminal: escaped as the report is.
-		return &exitError{code: exitFailure, err: fmt.Errorf("probe: %s", timeline.TerminalText(failure.msg))}
+		return &exitError{code: exitFailure, err: fmt.Errorf("probe: %s", terminal.Text(failure.msg))}
 	}
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
-	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
 // probeReport is what the probe found; --json prints it as it is.
@@ -375,7 +375,7 @@ func (rep *probeReport) writeText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(key, format string, args ...any) {
 		// The values are the agent's words: escaped for the terminal.
-		fmt.Fprintf(tw, "%s\t%s\n", key, timeline.TerminalText(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(tw, "%s\t%s\n", key, terminal.Text(fmt.Sprintf(format, args...)))
 	}
 	agent := "(no agentInfo in the initialize result)"
 	if a := rep.Agent; a != nil {

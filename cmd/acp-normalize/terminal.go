@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/acp-normalize/acp-normalize/timeline"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // onTerminal reports whether w is a terminal.
@@ -18,11 +18,11 @@ func onTerminal(w io.Writer) bool {
 }
 
 // printLine writes one line of a message to w (stderr) through
-// timeline.TerminalText: messages quote what a capture, a trace or an
+// terminal.Text: messages quote what a capture, a trace or an
 // agent said (a module name in a start event, a trace header's version,
 // an error message), which must not steer the terminal.
 func printLine(w io.Writer, format string, args ...any) {
-	fmt.Fprintln(w, timeline.TerminalText(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(w, terminal.Text(fmt.Sprintf(format, args...)))
 }
 
 // terminalLines is where lines go on their way to a terminal: each line
@@ -38,16 +38,16 @@ type terminalLines struct {
 }
 
 // jsonlOut is w, or w behind a terminalLines that writes JSON escapes
-// (timeline.TerminalJSON: the same values) when it is a terminal; flush
+// (terminal.JSON: the same values) when it is a terminal; flush
 // writes what is held of a last line without its newline.
 func jsonlOut(w io.Writer) (out io.Writer, flush func() error) {
-	return linesOut(w, timeline.TerminalJSON)
+	return linesOut(w, terminal.JSON)
 }
 
 // textOut is w, or w behind a terminalLines that escapes each line with
-// timeline.TerminalText when it is a terminal.
+// terminal.Text when it is a terminal.
 func textOut(w io.Writer) (out io.Writer, flush func() error) {
-	return linesOut(w, func(line []byte) []byte { return []byte(timeline.TerminalText(string(line))) })
+	return linesOut(w, func(line []byte) []byte { return []byte(terminal.Text(string(line))) })
 }
 
 func linesOut(w io.Writer, escape func([]byte) []byte) (io.Writer, func() error) {

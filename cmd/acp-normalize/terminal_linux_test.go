@@ -135,7 +135,7 @@ func runOnTerminal(t *testing.T, args ...string) []byte {
 // stdout) with JSON escapes (the same values; valid JSON cannot hold raw
 // C0 controls, but it can hold C1 controls and bidi overrides), the text
 // views and the error lines that quote a file (a trace header of another
-// version) with timeline.TerminalText, mock-agent's replayed stderr
+// version) with terminal.Text, mock-agent's replayed stderr
 // lines too. Piped, the frames' bytes are left as they are.
 func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 	capture := filepath.Join(t.TempDir(), "c.jsonl")

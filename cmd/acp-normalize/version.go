@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/mod/module"
 
-	"github.com/acp-normalize/acp-normalize/timeline"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // Stamped by the release build (internal/release: -ldflags -X) from git,
@@ -159,6 +159,6 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	// Strings may hold an agent's words: what could steer a terminal is
 	// written as a JSON escape, which means the same.
-	_, err := w.Write(timeline.TerminalJSON(buf.Bytes()))
+	_, err := w.Write(terminal.JSON(buf.Bytes()))
 	return err
 }

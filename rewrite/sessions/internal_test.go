@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
@@ -91,8 +92,8 @@ func TestS0Truthy(t *testing.T) {
 		if raw != "" {
 			v = []byte(raw)
 		}
-		if got := truthy(v); got != want {
-			t.Errorf("truthy(%s) = %v, want %v", raw, got, want)
+		if got := rawjson.Truthy(v); got != want {
+			t.Errorf("rawjson.Truthy(%s) = %v, want %v", raw, got, want)
 		}
 	}
 }

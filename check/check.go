@@ -1,4 +1,4 @@
-package timeline
+package check
 
 import (
 	"encoding/json"
@@ -12,12 +12,13 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
 )
 
-// Check validates every frame of replayed captures against the ACP schema
+// Checker validates every frame of replayed captures against the ACP schema
 // of the negotiated protocol version (internal/acpschema: the stable
 // schema, the unstable one only for the shapes only it has) and reports
 // what the contract names as vendor breakage: methods that are neither
@@ -32,7 +33,7 @@ import (
 // (rule P3: those must be clean). Problems are grouped by direction,
 // method and JSON path, with a count, the first example and how many of
 // the frames reached the other side as they were sent.
-type Check struct {
+type Checker struct {
 	w        io.Writer
 	json     bool
 	run      *checkRun
@@ -50,16 +51,16 @@ type Check struct {
 // with jsonOut one JSON object per capture and line. A finding about a
 // vendor method one of mods handles cites that module's rule
 // (Module.MethodRules); any other, V7.
-func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods, levels: map[Level]int{}}
+func New(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Checker {
+	return &Checker{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods, levels: map[Level]int{}}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
-func (c *Check) Problems() int { return c.problems }
+func (c *Checker) Problems() int { return c.problems }
 
 // AtLeast is the number of problem groups found so far at level l or
 // above: what `check --fail-on l` fails on.
-func (c *Check) AtLeast(l Level) int {
+func (c *Checker) AtLeast(l Level) int {
 	n := 0
 	for level, count := range c.levels {
 		if level >= l {
@@ -127,7 +128,7 @@ func (f *finding) level() Level {
 
 // Empty is the number of captures so far in which no frame could be
 // checked (an empty file, stdin from a command that failed): not clean.
-func (c *Check) Empty() int { return c.empty }
+func (c *Checker) Empty() int { return c.empty }
 
 // noFrames reports whether the capture gave no frame to check.
 func (r *checkRun) noFrames() bool { return r.frames["client"]+r.frames["agent"] == 0 }
@@ -219,7 +220,7 @@ type idRef struct {
 }
 
 // Begin implements Renderer.
-func (c *Check) Begin(name string) error {
+func (c *Checker) Begin(name string) error {
 	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
 		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, own: map[string]bool{}, toolCalls: map[[2]string]bool{}}
@@ -227,7 +228,7 @@ func (c *Check) Begin(name string) error {
 }
 
 // Step implements Renderer.
-func (c *Check) Step(s *route.Step) error {
+func (c *Checker) Step(s *route.Step) error {
 	r := c.run
 	if r == nil {
 		return nil
@@ -270,7 +271,7 @@ func (c *Check) Step(s *route.Step) error {
 }
 
 // Unreadable implements [Unreadable].
-func (c *Check) Unreadable(line int) {
+func (c *Checker) Unreadable(line int) {
 	switch {
 	case c.run == nil:
 	case line == 0:
@@ -281,7 +282,7 @@ func (c *Check) Unreadable(line int) {
 }
 
 // End implements Renderer: it writes the capture's report.
-func (c *Check) End() error {
+func (c *Checker) End() error {
 	r := c.run
 	if r == nil {
 		return nil
@@ -565,20 +566,20 @@ func (r *checkRun) observeInitialize(from pipe.Side, method string, frame []byte
 	switch {
 	case from == pipe.Client && method == "initialize":
 		if r.client[0] == "" { // a trace's later connections keep the first names
-			r.client[0], r.client[1] = peerInfo(frame, "params", "clientInfo")
+			r.client[0], r.client[1] = rewrite.PeerInfo(frame, "params", "clientInfo")
 		}
-		if v, err := strconv.Atoi(rawText(frame, "params", "protocolVersion")); err == nil {
+		if v, err := strconv.Atoi(rawjson.ScalarText(frame, "params", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the client's initialize request"
 		}
 		caps, _ := rawjson.Lookup(frame, "params", "clientCapabilities")
 		sub, ok := rawjson.Lookup(caps, "subagents")
 		metaSub, _ := rawjson.Lookup(caps, "_meta", "subagents")
-		r.subagents = ok && rawjson.FirstByte(sub) == '{' || truthy(metaSub)
+		r.subagents = ok && rawjson.FirstByte(sub) == '{' || rawjson.Truthy(metaSub)
 	case from == pipe.Agent && method == "":
 		if r.agent[0] == "" {
-			r.agent[0], r.agent[1] = peerInfo(frame, "result", "agentInfo")
+			r.agent[0], r.agent[1] = rewrite.PeerInfo(frame, "result", "agentInfo")
 		}
-		if v, err := strconv.Atoi(rawText(frame, "result", "protocolVersion")); err == nil {
+		if v, err := strconv.Atoi(rawjson.ScalarText(frame, "result", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the initialize result"
 		}
 	}
@@ -677,9 +678,9 @@ func envKind(env pipe.Envelope) string {
 	return env.Kind.String()
 }
 
-func (c *Check) writeText(r *checkRun, fs []*finding) error {
+func (c *Checker) writeText(r *checkRun, fs []*finding) error {
 	var b strings.Builder
-	b.WriteString(terminalText(r.name) + "\n")
+	b.WriteString(terminal.Text(r.name) + "\n")
 	var who []string
 	if r.client[0] != "" {
 		who = append(who, "client "+strings.TrimSpace(r.client[0]+" "+r.client[1]))
@@ -688,7 +689,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 		who = append(who, "agent "+strings.TrimSpace(r.agent[0]+" "+r.agent[1]))
 	}
 	who = append(who, fmt.Sprintf("ACP v%d (%s)", r.version, r.versionSource))
-	b.WriteString("  " + oneLine(strings.Join(who, ", "), 300) + "\n")
+	b.WriteString("  " + terminal.Line(strings.Join(who, ", "), 300) + "\n")
 	fmt.Fprintf(&b, "  %d %s from the client, %d from the agent, %d written by acp-normalize in the replay\n",
 		r.frames["client"], plural(r.frames["client"], "frame"), r.frames["agent"], r.frames[proxySide])
 	for _, side := range []string{"agent", "client", proxySide} {
@@ -723,7 +724,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 			if f.Rule != "" {
 				where += " (rule " + f.Rule + ")"
 			}
-			fmt.Fprintf(&b, "    ✗ %s  %s\n", oneLine(head, 120), oneLine(where, 300))
+			fmt.Fprintf(&b, "    ✗ %s  %s\n", terminal.Line(head, 120), terminal.Line(where, 300))
 			frames := fmt.Sprintf("%d %s, first at line %d", f.Count, plural(f.Count, "frame"), f.FirstLine)
 			if side != proxySide {
 				switch {
@@ -736,7 +737,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 				}
 			}
 			b.WriteString("        " + frames + "\n")
-			b.WriteString("        " + oneLine(f.Example, 200) + "\n")
+			b.WriteString("        " + terminal.Line(f.Example, 200) + "\n")
 		}
 	}
 	if r.unread > 0 {
@@ -779,7 +780,7 @@ type checkPeer struct {
 	Version string `json:"version,omitempty"`
 }
 
-func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
+func (c *Checker) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
 		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, NoFrames: r.noFrames(), Findings: fs}
@@ -793,7 +794,7 @@ func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.w.Write(append(TerminalJSON(b), '\n')) // examples are vendor frames
+	_, err = c.w.Write(append(terminal.JSON(b), '\n')) // examples are vendor frames
 	return err
 }
 

@@ -1,17 +1,21 @@
-package timeline
+package check
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	vendormethods "github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // checkCapture runs Check over a capture (one record per line) replayed
@@ -19,8 +23,8 @@ import (
 func checkCapture(t *testing.T, schemas map[int]*acpschema.Schema, capture string, mods ...rewrite.Module) checkReport {
 	t.Helper()
 	var buf bytes.Buffer
-	c := NewCheck(&buf, true, cursor.Module()) // the module whose rules the findings cite
-	c.schemas = schemas                        // loaded once for the test: loading is the slow part
+	c := New(&buf, true, cursor.Module()) // the module whose rules the findings cite
+	c.schemas = schemas                   // loaded once for the test: loading is the slow part
 	render(t, c, mods, writeCapture(t, capture))
 	var rep checkReport
 	if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
@@ -233,7 +237,7 @@ func TestCheckVersion(t *testing.T) {
 func TestCheckText(t *testing.T) {
 	capture := lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"craft/note","params":{"x":"\u001b]52;c;aGk=\u0007"}}}`)
 	var buf bytes.Buffer
-	c := NewCheck(&buf, false)
+	c := New(&buf, false)
 	render(t, c, nil, writeCapture(t, capture))
 	out := buf.String()
 	for _, want := range []string{
@@ -282,4 +286,88 @@ func TestLevelNames(t *testing.T) {
 	if Repaired >= Broken {
 		t.Errorf("Repaired (%d) is not below Broken (%d)", Repaired, Broken)
 	}
+}
+
+// render replays the captures through mods into the checker.
+func render(t *testing.T, c *Checker, mods []rewrite.Module, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Begin(filepath.ToSlash(name)); err != nil {
+			t.Fatal(err)
+		}
+		err = route.Replay(f, route.RouterConfig{Modules: mods, Version: "test"}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
+				return nil
+			}
+			return c.Step(s)
+		})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.End(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeCapture writes a capture's text to a file of the test's own.
+func writeCapture(t *testing.T, capture string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "capture.jsonl")
+	if err := os.WriteFile(name, []byte(capture), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// FuzzCheck replays arbitrary captures into the check (the viewer's fuzz
+// seeds): it does not panic and every line of its --json report is JSON.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"</script><img src=x onerror=1>","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"<!--"}}}}` + "\n"))
+	f.Add([]byte(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}}` + "\n" + `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"x"}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","text":"\u2028</style>"}` + "\n" + `{"from":"agent","stderr":"</script>"}` + "\n" + `{"event":"exit","code":1}` + "\n"))
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":{"_toolName":"task"},"_meta":{"acp-normalize":{"subagent":{"status":"running","durationMs":"x"}}}}}}}` + "\n"))
+	schemas := map[int]*acpschema.Schema{} // loaded once: loading is the slow part
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var report bytes.Buffer
+		c := New(&report, true)
+		c.schemas = schemas
+		if err := c.Begin("fuzz</script>"); err != nil {
+			t.Fatal(err)
+		}
+		mods := []rewrite.Module{rewritetest.Module()}
+		err := route.Replay(bytes.NewReader(data), route.RouterConfig{Modules: mods, NonJSON: route.ForwardNonJSON}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
+				return nil
+			}
+			return c.Step(s)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.End(); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(report.String()), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Fatalf("check report line %q", line)
+			}
+		}
+	})
+}
+
+// firstUnsafeRune returns the first C0 (but newline), C1 or format rune
+// of a report, and its offset, or -1.
+func firstUnsafeRune(out string) (rune, int) {
+	for i, r := range out {
+		if r != '\n' && terminal.Unsafe(r) {
+			return r, i
+		}
+	}
+	return 0, -1
 }

@@ -1,13 +1,13 @@
-package timeline
+package terminal
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-// TestTerminalJSON: runes that steer a terminal become JSON escapes; the
+// TestJSON: runes that steer a terminal become JSON escapes; the
 // JSON decodes to the same values; whitespace between tokens stays.
-func TestTerminalJSON(t *testing.T) {
+func TestJSON(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -21,14 +21,14 @@ func TestTerminalJSON(t *testing.T) {
 		{"line separator", "[\"\u2028\"]", `["\u2028"]`},
 	}
 	// Not UTF-8: JSON text cannot hold it, U+FFFD takes its place.
-	if got := string(TerminalJSON([]byte("[\"a\x9b31m\xff\"]"))); got != "[\"a\uFFFD31m\uFFFD\"]" {
+	if got := string(JSON([]byte("[\"a\x9b31m\xff\"]"))); got != "[\"a\uFFFD31m\uFFFD\"]" {
 		t.Errorf("invalid UTF-8: %q", got)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(TerminalJSON([]byte(tt.in)))
+			got := string(JSON([]byte(tt.in)))
 			if got != tt.want {
-				t.Fatalf("TerminalJSON(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Fatalf("JSON(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 			var a, b any
 			if err := json.Unmarshal([]byte(tt.in), &a); err != nil {
