@@ -49,15 +49,15 @@ func (r *rewriter) clientKnows(sid string) bool {
 	return ok
 }
 
-// learn records sid as one of the client's sessions; a child the module
-// had hidden under that id is the client's from now on (S7).
+// learn records sid as one of the client's sessions, the newest it
+// named (P6 keeps the last ones named: the session the client prompts
+// every turn is never the one forgotten); a child the module had hidden
+// under that id is the client's from now on (S7).
 func (r *rewriter) learn(sid string) {
 	if sid == "" || r.made(sid) {
 		return
 	}
-	if _, ok := r.known.Get(sid); !ok {
-		r.known.Put(sid, struct{}{})
-	}
+	r.known.Put(sid, struct{}{})
 	if ch, ok := r.children.Get(sid); ok && ch.hidden {
 		ch.hidden = false // still its parent's child (P6: it goes with it)
 		r.unwatch(sid)

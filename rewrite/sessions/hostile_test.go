@@ -1,0 +1,84 @@
+package sessions_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
+)
+
+// Attacks on the module from a hostile agent, a hostile client and a
+// demanding user: what each case pins is in its name.
+
+// TestS4TurnEndAnswerSpellings: the agent's answer to session/prompt ends
+// the turn's foreground children (S4) however the answer spells what the
+// module reads: the id by its value (pipe.IDKey: 1E2 is 100, a string
+// "4" is not 4), an error member with blanks around its colon (legal
+// JSON, what Python's json.dumps writes).
+func TestS4TurnEndAnswerSpellings(t *testing.T) {
+	tests := []struct {
+		name, id, answer string
+		idle             bool
+	}{
+		{"the same id", `100`, `{"jsonrpc":"2.0","id":100,"result":{"stopReason":"end_turn"}}`, true},
+		{"100 answered as 1E2", `100`, `{"jsonrpc":"2.0","id":1E2,"result":{"stopReason":"end_turn"}}`, true},
+		{"1 answered as 1.0", `1`, `{"jsonrpc":"2.0","id":1.0,"result":{"stopReason":"end_turn"}}`, true},
+		{"a string id escaped", `"p-1"`, `{"jsonrpc":"2.0","id":"p\u002d1","result":{"stopReason":"end_turn"}}`, true},
+		{"an error answer", `100`, `{"jsonrpc":"2.0","id":100,"error":{"code":-32603,"message":"model overloaded"}}`, true},
+		{"an error answer with blanks", `100`, `{"jsonrpc":"2.0","id":100,"error": {"code":-32603,"message":"model overloaded"}}`, true},
+		{"an error answer spaced out", `100`, "{\"jsonrpc\": \"2.0\", \"id\": 100, \"error\" :\n {\"code\": -32603, \"message\": \"model overloaded\"}}", true},
+		{"a string id is no number", `"100"`, `{"jsonrpc":"2.0","id":100,"result":{"stopReason":"end_turn"}}`, false},
+		{"another id", `100`, `{"jsonrpc":"2.0","id":101,"result":{"stopReason":"end_turn"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, optedInInit, "s1")
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":`+tt.id+`,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`), nil)
+			r.Handle(pipe.Agent, []byte(launchCall), nil)
+			outs := r.Handle(pipe.Agent, []byte(tt.answer), nil)
+			idle := false
+			for _, o := range outs {
+				if bytes.Contains(o.Frame, []byte(`"subagent_update"`)) && bytes.Contains(o.Frame, []byte(`"idle"`)) {
+					idle = true
+				}
+			}
+			if idle != tt.idle {
+				t.Errorf("the foreground child went idle: %v, want %v\n%v", idle, tt.idle, outs)
+			}
+		})
+	}
+}
+
+// TestS7BusiestSessionStaysKnown: the client's sessions are the last
+// ones it named (S7, P6: the last 1,024), so the session it prompts
+// turn after turn is never the one forgotten when it names many others
+// (a client loading its history): the agent cannot then hide it.
+func TestS7BusiestSessionStaysKnown(t *testing.T) {
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Logger: rewritetest.NewLogRecorder().Logger(), Version: "0", MaxEntries: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handshake(t, r, plainInit, "S")
+	prompt := func(id int) {
+		r.Handle(pipe.Client, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"S","prompt":[]}}`, id)), nil)
+	}
+	load := func(i int) {
+		r.Handle(pipe.Client, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/load","params":{"sessionId":"old-%d","cwd":"/w","mcpServers":[]}}`, 100+i, i)), nil)
+	}
+	// Named, oldest first: S, old-0, old-1, old-2, S, old-9: S is among
+	// the last four.
+	prompt(10)
+	load(0)
+	load(1)
+	load(2)
+	prompt(11)
+	load(9)
+	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"old-9","update":{"sessionUpdate":"subagent_update","sessionId":"S","state":{"state":"running"}}}}`), nil)
+	if outs := r.Handle(pipe.Agent, []byte(chunkOn("S", "LOST")), nil); !reached(outs, pipe.Client, "LOST") {
+		t.Fatal("a notification on the session the client prompts every turn was dropped: it was forgotten as the oldest it named")
+	}
+}
