@@ -1,0 +1,162 @@
+package sessions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+)
+
+// Attacks on J1 from a hostile agent: what each case pins is in its name.
+
+// TestJ1InitializeAnswerHostile: whatever the agent put in its initialize
+// answer, an AIR client gets the answer (never lost, still JSON, nothing
+// logged at error), with nativeSubagentSessions merged in where the
+// agent's value lets it be merged, read as a JSON parser reads it (the
+// last of duplicate members wins), else the agent's value as it sent it.
+func TestJ1InitializeAnswerHostile(t *testing.T) {
+	const native = `{"version":1,"capabilities":["nativeSubagentSessions"]}`
+	tests := []struct {
+		name, result string
+		want         string // result._meta.jetbrains.air as the client's parser reads it; "" for none
+	}{
+		{"result null", `null`, ""},
+		{"result an array", `[]`, ""},
+		{"result a string", `"ok"`, ""},
+		{"_meta an array", `{"protocolVersion":1,"_meta":[]}`, ""},
+		{"_meta a string", `{"protocolVersion":1,"_meta":"x"}`, ""},
+		{"jetbrains a number", `{"protocolVersion":1,"_meta":{"jetbrains":7}}`, ""},
+		{"air an array", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":["nativeSubagentSessions"]}}}`, `["nativeSubagentSessions"]`},
+		{"capabilities an object", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":{"nativeSubagentSessions":true}}}}}`, `{"version":1,"capabilities":{"nativeSubagentSessions":true}}`},
+		{"capabilities of other types", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":[1,null,{"n":"nativeSubagentSessions"},["nativeSubagentSessions"]]}}}}`,
+			`{"version":1,"capabilities":[1,null,{"n":"nativeSubagentSessions"},["nativeSubagentSessions"],"nativeSubagentSessions"]}`},
+		{"capabilities with the name twice", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions","nativeSubagentSessions"]}}}}`,
+			`{"version":1,"capabilities":["nativeSubagentSessions","nativeSubagentSessions"]}`},
+		{"capabilities blank inside", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":[ ]}}}}`, native},
+		{"version not a number kept", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":"2","capabilities":[]}}}}`, `{"version":"2","capabilities":["nativeSubagentSessions"]}`},
+		{"air twice, the last read", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions"]},"air":{"version":2}}}}`,
+			`{"version":2,"capabilities":["nativeSubagentSessions"]}`},
+		{"_meta twice, the last read", `{"protocolVersion":1,"_meta":{"jetbrains":{"air":{"version":1}}},"_meta":{"other":1}}`, native},
+		{"spaced", `{ "protocolVersion" : 1 , "_meta" : { "jetbrains" : { "air" : { "version" : 1 , "capabilities" : [ "sessionFailure" ] } } } }`,
+			`{"version":1,"capabilities":["sessionFailure","nativeSubagentSessions"]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := rewritetest.NewLogRecorder()
+			r := newRouter(t, logs)
+			r.Handle(pipe.Client, []byte(airNativeInit), nil)
+			answer := `{"jsonrpc":"2.0","id":0,"result":` + tt.result + `}`
+			outs := r.Handle(pipe.Agent, []byte(answer), nil)
+			if len(outs) != 1 || outs[0].To != pipe.Client || !json.Valid(outs[0].Frame) {
+				t.Fatalf("the initialize answer did not reach the client as one JSON frame: %v", outs)
+			}
+			var got struct {
+				Result struct {
+					Meta struct {
+						JetBrains struct {
+							Air json.RawMessage `json:"air"`
+						} `json:"jetbrains"`
+					} `json:"_meta"`
+				} `json:"result"`
+			}
+			_ = json.Unmarshal(outs[0].Frame, &got) // a result that is no object reads as none
+			air := string(got.Result.Meta.JetBrains.Air)
+			if air != "" {
+				var b bytes.Buffer
+				if err := json.Compact(&b, got.Result.Meta.JetBrains.Air); err != nil {
+					t.Fatal(err)
+				}
+				air = b.String()
+			}
+			if air != tt.want {
+				t.Errorf("result._meta.jetbrains.air reads %s, want %s\n%s", air, tt.want, outs[0].Frame)
+			}
+			if recs := logs.Find(slog.LevelError, ""); len(recs) > 0 {
+				t.Errorf("error logged: %s", recs[0].Message)
+			}
+		})
+	}
+}
+
+// TestJ1NoDraftOutsideAIR: whatever the agent sends (drafts, standard
+// shapes, on the client's sessions, children or unknown ones), the draft
+// kinds reach only AIR with native child sessions, and the standard
+// shapes never reach it (J1, P3).
+func TestJ1NoDraftOutsideAIR(t *testing.T) {
+	const airMarkerInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"jetbrains":{"air":{"version":1,"capabilities":["diffPatch"]}}}}}}`
+	const airAndOptIn = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{},"_meta":{"subagents":true,"jetbrains":{"air":{"version":1,"capabilities":["nativeSubagentSessions"]}}}}}}`
+	upd := func(sid, u string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":` + u + `}}`
+	}
+	stream := []string{
+		upd("s1", `{"sessionUpdate":"subagent_spawned","subagentSessionId":"c1","name":"A","task":"a","capabilities":{"cancel":true}}`),
+		upd("s1", `{"sessionUpdate":"subagent_spawned","subagentSessionId":"s1","name":"self","task":"x","capabilities":{}}`),
+		upd("s1", `{"sessionUpdate":"subagent_spawned","subagentSessionId":"c1","name":"again","task":"a","capabilities":{}}`),
+		upd("c1", `{"sessionUpdate":"subagent_spawned","subagentSessionId":"c2","name":"nested","task":"b","capabilities":{}}`),
+		upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"n1","title":"N","state":{"state":"running"},"capabilities":{"cancel":{}}}`),
+		upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"s1","state":{"state":"idle"}}`),
+		upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"unknown","state":{"state":"idle","stopReason":"end_turn"}}`),
+		upd("n1", `{"sessionUpdate":"session_message","messageId":"m","senderSessionId":"n1","recipientSessionId":"s1","content":[{"type":"text","text":"report"}]}`),
+		upd("s1", `{"sessionUpdate":"session_message","messageId":"m","senderSessionId":"n1","recipientSessionId":"s1","content":[{"type":"text","text":"report"}]}`),
+		upd("s1", `{"sessionUpdate":"session_message_chunk","messageId":"m","senderSessionId":"s1","recipientSessionId":"n1","content":{"type":"text","text":"go"}}`),
+		upd("x9", `{"sessionUpdate":"session_message","messageId":"m","senderSessionId":"x9","recipientSessionId":"x8","content":[]}`),
+		upd("s1", `{"sessionUpdate":"tool_call","toolCallId":"t9","title":"t","status":"completed","content":[{"type":"session","sessionId":"n1"}]}`),
+		upd("s1", `{"sessionUpdate":"tool_call_update","toolCallId":"t9","content":[{"type":"text","text":"kept"},{"type":"session","sessionId":"zz"}]}`),
+		launchCall,
+		upd("s1", `{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","_meta":{"claudeCode":{"toolName":"Agent"}}}`),
+		upd("c1", `{"sessionUpdate":"subagent_state_update","state":"completed"}`),
+		upd("s1", `{"sessionUpdate":"subagent_state_update","subagentSessionId":"c2","state":"failed"}`),
+		upd("s1", `{"sessionUpdate":"subagent_state_update","subagentSessionId":"nope","state":"failed"}`),
+		upd("s1", `{"sessionUpdate":"subagent_state_update","subagentSessionId":"c1","state":"bogus"}`),
+		upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"n1","state":{"state":"idle","stopReason":"end_turn"}}`),
+	}
+	standard := [][]byte{[]byte(`"subagent_update"`), []byte(`"session_message"`), []byte(`"session_message_chunk"`), []byte(`"type":"session"`)}
+	drafts := [][]byte{[]byte(`"subagent_spawned"`), []byte(`"subagent_state_update"`)}
+	for _, tt := range []struct {
+		name, init     string
+		drafts, stdOut bool
+	}{
+		{"plain", plainInit, false, false},
+		{"opted in", optedInInit, false, true},
+		{"AIR without native sessions", airMarkerInit, false, false},
+		{"AIR native", airNativeInit, true, false},
+		{"AIR native and the standard opt-in", airAndOptIn, true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := rewritetest.NewLogRecorder()
+			r := newRouter(t, logs)
+			handshake(t, r, tt.init, "s1")
+			var gotDraft, gotStd bool
+			for _, in := range stream {
+				for _, o := range r.Handle(pipe.Agent, []byte(in), nil) {
+					if o.To != pipe.Client {
+						continue
+					}
+					for _, d := range drafts {
+						gotDraft = gotDraft || bytes.Contains(o.Frame, d)
+					}
+					for _, s := range standard {
+						if bytes.Contains(o.Frame, s) {
+							gotStd = true
+							if !tt.stdOut {
+								t.Errorf("a standard shape reached the client: %s", o.Frame)
+							}
+						}
+					}
+				}
+			}
+			if gotDraft != tt.drafts {
+				t.Errorf("draft kinds reached the client: %v, want %v", gotDraft, tt.drafts)
+			}
+			if tt.stdOut && !gotStd {
+				t.Error("the opted-in client got no standard shape")
+			}
+			if recs := logs.Find(slog.LevelError, ""); len(recs) > 0 {
+				t.Errorf("error logged: %s", recs[0].Message)
+			}
+		})
+	}
+}
