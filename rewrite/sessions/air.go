@@ -313,10 +313,15 @@ func (r *rewriter) airMessage(sid, tag string, upd []byte) rewrite.Verdict {
 	to, _ := rawjson.LookupString(upd, "recipientSessionId")
 	from, _ := rawjson.LookupString(upd, "senderSessionId")
 	kind := ""
-	if ch, ok := r.children.Get(to); ok && to == sid && ch.parent == from && !ch.airPrompt {
-		kind = "user_message_chunk"
+	if ch, ok := r.children.Get(to); ok && to == sid && ch.parent == from {
+		// Every message the parent sends the child is the child's user
+		// message, but the first when the spawn carried the prompt: it
+		// is that prompt again.
+		if !ch.airPrompt || ch.airHeard {
+			kind = "user_message_chunk"
+		}
 		if tag == "session_message" {
-			ch.airPrompt = true
+			ch.airPrompt, ch.airHeard = true, true
 		}
 	} else if ch, ok := r.children.Get(from); ok && from == sid && ch.parent == to {
 		kind = "agent_message_chunk"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -159,4 +160,83 @@ func TestJ1NoDraftOutsideAIR(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJ1EveryMessageToTheChild: each session_message the agent sends
+// between a parent and its own child (Claude's: one copy on each
+// session) reaches AIR once, on the child: every one the parent sends
+// (the prompt, and what it says to the subagent later) as the child's
+// user message, every report as its agent message; none is lost, none
+// doubled (J1).
+func TestJ1EveryMessageToTheChild(t *testing.T) {
+	msg := func(on, id, from, to, text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + on + `","update":{"sessionUpdate":"session_message","messageId":"` + id +
+			`","senderSessionId":"` + from + `","recipientSessionId":"` + to + `","content":[{"type":"text","text":"` + text + `"}]}}}`
+	}
+	both := func(id, from, to, text string) []string {
+		return []string{msg(from, id, from, to, text), msg(to, id, from, to, text)}
+	}
+	const announce = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":{"state":"running"}}}}`
+	const draft = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_spawned","subagentSessionId":"c1","name":"Scan","task":"scan","prompt":"the prompt","capabilities":{}}}}`
+	tests := []struct {
+		name   string
+		frames []string
+		want   []string // kind:session:text of the chunks AIR gets, in order
+	}{
+		{"prompt, follow-up, report", concat(
+			both("m1", "s1", "c1", "the prompt"),
+			both("m2", "s1", "c1", "and one more thing"),
+			both("m3", "c1", "s1", "the report"),
+		), []string{"user_message_chunk:c1:the prompt", "user_message_chunk:c1:and one more thing", "agent_message_chunk:c1:the report"}},
+		{"copies in the other order", concat(
+			[]string{msg("c1", "m1", "s1", "c1", "the prompt"), msg("s1", "m1", "s1", "c1", "the prompt")},
+			[]string{msg("c1", "m2", "s1", "c1", "again"), msg("s1", "m2", "s1", "c1", "again")},
+		), []string{"user_message_chunk:c1:the prompt", "user_message_chunk:c1:again"}},
+		{"a message between two sessions that are no parent and child", both("m1", "s1", "x9", "elsewhere"), nil},
+		{"a spawn that carried the prompt", concat(
+			[]string{draft},
+			both("m1", "s1", "c1", "the prompt"),
+			both("m2", "s1", "c1", "and one more thing"),
+		), []string{"subagent_spawned:s1:", "user_message_chunk:c1:and one more thing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, airNativeInit, "s1")
+			if !strings.Contains(tt.frames[0], "subagent_spawned") {
+				r.Handle(pipe.Agent, []byte(announce), nil)
+			}
+			var got []string
+			for _, f := range tt.frames {
+				for _, o := range r.Handle(pipe.Agent, []byte(f), nil) {
+					var m struct {
+						Params struct {
+							SessionID string `json:"sessionId"`
+							Update    struct {
+								SessionUpdate string `json:"sessionUpdate"`
+								Content       struct {
+									Text string `json:"text"`
+								} `json:"content"`
+							} `json:"update"`
+						} `json:"params"`
+					}
+					if err := json.Unmarshal(o.Frame, &m); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, m.Params.Update.SessionUpdate+":"+m.Params.SessionID+":"+m.Params.Update.Content.Text)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("AIR got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func concat(lists ...[]string) []string {
+	var all []string
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	return all
 }
