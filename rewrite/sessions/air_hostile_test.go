@@ -240,3 +240,56 @@ func concat(lists ...[]string) []string {
 	}
 	return all
 }
+
+// TestJ1OneSpawnOneEnd: however often and wherever the agent repeats a
+// child's announcement or end (standard or draft, on the parent or on
+// the child, before or after the spawn), AIR gets at most one
+// subagent_spawned and one subagent_state_update per child, the spawn
+// first (J1).
+func TestJ1OneSpawnOneEnd(t *testing.T) {
+	upd := func(sid, u string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":` + u + `}}`
+	}
+	running := upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":{"state":"running"}}`)
+	idle := upd("s1", `{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"idle","stopReason":"end_turn"}}`)
+	spawn := upd("s1", `{"sessionUpdate":"subagent_spawned","subagentSessionId":"c1","name":"Scan","task":"scan","capabilities":{}}`)
+	endOnChild := upd("c1", `{"sessionUpdate":"subagent_state_update","state":"completed"}`)
+	endOnParent := upd("s1", `{"sessionUpdate":"subagent_state_update","subagentSessionId":"c1","state":"completed"}`)
+	tests := []struct {
+		name         string
+		frames       []string
+		spawns, ends int
+	}{
+		{"standard, announced twice, ended twice", []string{running, running, idle, idle}, 1, 1},
+		{"standard, ended before any running", []string{idle, idle}, 1, 1},
+		{"standard, running after the end", []string{running, idle, running, idle}, 1, 1},
+		{"draft, ended on the child and on the parent", []string{spawn, endOnChild, endOnParent}, 1, 1},
+		{"draft, ended on the parent twice", []string{spawn, endOnParent, endOnParent}, 1, 1},
+		{"draft, then a standard end", []string{spawn, idle, endOnChild}, 1, 1},
+		{"standard, then a draft end", []string{running, endOnChild, idle}, 1, 1},
+		{"an end of a child never announced", []string{endOnParent, endOnChild}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, airNativeInit, "s1")
+			spawns, ends := 0, 0
+			for _, f := range tt.frames {
+				for _, o := range r.Handle(pipe.Agent, []byte(f), nil) {
+					switch {
+					case bytes.Contains(o.Frame, []byte(`"subagent_spawned"`)):
+						spawns++
+					case bytes.Contains(o.Frame, []byte(`"subagent_state_update"`)):
+						if spawns == 0 {
+							t.Errorf("an end before the spawn: %s", o.Frame)
+						}
+						ends++
+					}
+				}
+			}
+			if spawns != tt.spawns || ends != tt.ends {
+				t.Errorf("%d spawns and %d ends, want %d and %d", spawns, ends, tt.spawns, tt.ends)
+			}
+		})
+	}
+}
