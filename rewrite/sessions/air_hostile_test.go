@@ -293,3 +293,29 @@ func TestJ1OneSpawnOneEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestJ1ChildTheClientNamesStaysAChild: a child the client was told of
+// stays a child when the client names it (AIR's user cancels the
+// subagent, or sends it a prompt): its end still reaches the client, as
+// AIR's one subagent_state_update or the standard state (J1, S3, S7).
+func TestJ1ChildTheClientNamesStaysAChild(t *testing.T) {
+	const announce = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":{"state":"running"},"capabilities":{"cancel":{}}}}}`
+	const end = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"idle","stopReason":"cancelled"}}}}`
+	for _, tt := range []struct{ name, init, named, want string }{
+		{"AIR cancels it", airNativeInit, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"c1"}}`, `"subagent_state_update","subagentSessionId":"c1","state":"cancelled"`},
+		{"AIR prompts it", airNativeInit, `{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"c1","prompt":[]}}`, `"subagent_state_update","subagentSessionId":"c1","state":"cancelled"`},
+		{"an opted-in client cancels it", optedInInit, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"c1"}}`, `"subagent_update","sessionId":"c1","state":{"state":"idle"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, tt.init, "s1")
+			r.Handle(pipe.Agent, []byte(announce), nil)
+			if outs := r.Handle(pipe.Client, []byte(tt.named), nil); len(outs) != 1 || outs[0].To != pipe.Agent {
+				t.Fatalf("the client's frame on the agent's child did not reach the agent: %v", outs)
+			}
+			if outs := r.Handle(pipe.Agent, []byte(end), nil); !reached(outs, pipe.Client, tt.want) {
+				t.Errorf("the child's end did not reach the client as %s: %v", tt.want, outs)
+			}
+		})
+	}
+}

@@ -53,12 +53,20 @@ func (r *rewriter) clientKnows(sid string) bool {
 // named (P6 keeps the last ones named: the session the client prompts
 // every turn is never the one forgotten); a child the module had hidden
 // under that id is the client's from now on (S7).
+//
+// A child an opted-in client was told of stays a child when the client
+// names it (a cancel, a prompt to the subagent): its later announcements
+// and its end still reach the client (S3, J1).
 func (r *rewriter) learn(sid string) {
 	if sid == "" || r.made(sid) {
 		return
 	}
+	ch, isChild := r.children.Get(sid)
+	if isChild && r.optedIn && !ch.hidden {
+		return
+	}
 	r.known.Put(sid, struct{}{})
-	if ch, ok := r.children.Get(sid); ok && ch.hidden {
+	if isChild && ch.hidden {
 		ch.hidden = false // still its parent's child (P6: it goes with it)
 		r.unwatch(sid)
 	}
