@@ -319,3 +319,36 @@ func TestJ1ChildTheClientNamesStaysAChild(t *testing.T) {
 		})
 	}
 }
+
+// TestJ1SpawnAtTurnEndNamed: a foreground child the turn's answer ends
+// before AIR got its spawn (the call never worked, no prompt known) is
+// spawned with what its launch call says (its title), then ended
+// disconnected: never an anonymous "Subagent" when the call has a name
+// (J1, S4).
+func TestJ1SpawnAtTurnEndNamed(t *testing.T) {
+	r := newRouter(t, rewritetest.NewLogRecorder())
+	handshake(t, r, airNativeInit, "s1")
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`), nil)
+	call := strings.Replace(launchCall, `"rawInput":{"description":"Copy","prompt":"Copy it"}`, `"rawInput":{"description":"Copy the tree"}`, 1)
+	for _, o := range r.Handle(pipe.Agent, []byte(call), nil) {
+		if bytes.Contains(o.Frame, []byte(`"subagent_spawned"`)) {
+			t.Fatalf("spawned before the call said anything but its name: %s", o.Frame)
+		}
+	}
+	outs := r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":9,"result":{"stopReason":"end_turn"}}`), nil)
+	var spawn, end []byte
+	for _, o := range outs {
+		switch {
+		case bytes.Contains(o.Frame, []byte(`"subagent_spawned"`)):
+			spawn = o.Frame
+		case bytes.Contains(o.Frame, []byte(`"subagent_state_update"`)):
+			end = o.Frame
+		}
+	}
+	if !bytes.Contains(spawn, []byte(`"name":"Copy the tree"`)) {
+		t.Errorf("the spawn at the turn's end is not named by its call: %s", spawn)
+	}
+	if !bytes.Contains(end, []byte(`"state":"disconnected"`)) {
+		t.Errorf("no disconnected end: %v", outs)
+	}
+}
