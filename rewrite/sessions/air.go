@@ -278,18 +278,21 @@ func (r *rewriter) airSend(frames *[][]byte, sid string, update any) {
 func (r *rewriter) airNativeUpdate(sid string, upd []byte) rewrite.Verdict {
 	var v rewrite.Verdict
 	v.DropFrame()
-	var u struct {
-		SessionID    string          `json:"sessionId"`
-		Title        *string         `json:"title"`
-		Description  *string         `json:"description"`
-		Capabilities json.RawMessage `json:"capabilities"`
-		State        *childState     `json:"state"`
-	}
-	if err := json.Unmarshal(upd, &u); err != nil || u.SessionID == "" {
+	// Member by member: one of a type the standard does not give (the
+	// agent's bug) is left out, never the child's spawn, which the
+	// child's frames and requests need (S5).
+	id, _ := rawjson.LookupString(upd, "sessionId")
+	if id == "" {
 		return v
 	}
-	su := subagentUpdate{SessionUpdate: "subagent_update", SessionID: u.SessionID, Title: deref(u.Title), Description: deref(u.Description), State: u.State}
-	if c, ok := rawjson.Lookup(u.Capabilities, "cancel"); ok && rawjson.FirstByte(c) == '{' {
+	su := subagentUpdate{SessionUpdate: "subagent_update", SessionID: id}
+	su.Title, _ = rawjson.LookupString(upd, "title")
+	su.Description, _ = rawjson.LookupString(upd, "description")
+	if word, ok := rawjson.LookupString(upd, "state", "state"); ok {
+		su.State = &childState{State: word}
+		su.State.StopReason, _ = rawjson.LookupString(upd, "state", "stopReason")
+	}
+	if c, ok := rawjson.Lookup(upd, "capabilities", "cancel"); ok && rawjson.FirstByte(c) == '{' {
 		su.Capabilities = &capabilities{Cancel: &struct{}{}}
 	}
 	var frames [][]byte

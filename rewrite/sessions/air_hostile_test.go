@@ -352,3 +352,27 @@ func TestJ1SpawnAtTurnEndNamed(t *testing.T) {
 		t.Errorf("no disconnected end: %v", outs)
 	}
 }
+
+// TestJ1SpawnFromAnyAnnouncement: a standard subagent_update with
+// members of unexpected types (the agent's bug) still gives AIR its
+// child's spawn, so the child's frames and requests that follow name a
+// session AIR knows; what cannot be read is left out of the draft (J1).
+func TestJ1SpawnFromAnyAnnouncement(t *testing.T) {
+	for _, tt := range []struct{ name, update, want string }{
+		{"title a number", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":5,"description":"Scan it","state":{"state":"running"}}`, `"name":"Scan it"`},
+		{"description an object", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","description":{},"state":{"state":"running"}}`, `"name":"Scan"`},
+		{"state a string", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":"running"}`, `"name":"Scan"`},
+		{"state's stopReason a number", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":{"state":"idle","stopReason":1}}`, `"name":"Scan"`},
+		{"capabilities an array", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","capabilities":[]}`, `"name":"Scan"`},
+		{"title null", `{"sessionUpdate":"subagent_update","sessionId":"c1","title":null}`, `"name":"Subagent"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, airNativeInit, "s1")
+			frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":` + tt.update + `}}`
+			if outs := r.Handle(pipe.Agent, []byte(frame), nil); !reached(outs, pipe.Client, `"subagent_spawned","subagentSessionId":"c1"`) || !reached(outs, pipe.Client, tt.want) {
+				t.Errorf("no spawn of c1 with %s: %v", tt.want, outs)
+			}
+		})
+	}
+}
