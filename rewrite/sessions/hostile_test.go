@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/pipe"
@@ -81,4 +82,48 @@ func TestS7BusiestSessionStaysKnown(t *testing.T) {
 	if outs := r.Handle(pipe.Agent, []byte(chunkOn("S", "LOST")), nil); !reached(outs, pipe.Client, "LOST") {
 		t.Fatal("a notification on the session the client prompts every turn was dropped: it was forgotten as the oldest it named")
 	}
+}
+
+// TestS4TurnEndIsNotUndone: a foreground child the turn's answer ended
+// (S4) is not revived by a late frame of its launch call that still says
+// it works (an agent's stray update after a cancelled turn): the child
+// stays idle; a late end still gives its stop reason.
+func TestS4TurnEndIsNotUndone(t *testing.T) {
+	late := func(status string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"` + status + `","_meta":{"claudeCode":{"toolName":"Agent"}}}}}`
+	}
+	for _, tt := range []struct {
+		name, status, want string
+	}{
+		{"a late in_progress", "in_progress", ""},
+		{"a late pending", "pending", ""},
+		{"a late completed", "completed", `"state":{"state":"idle","stopReason":"end_turn"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, optedInInit, "s1")
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`), nil)
+			r.Handle(pipe.Agent, []byte(launchCall), nil)
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`), nil)
+			if outs := r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":9,"result":{"stopReason":"cancelled"}}`), nil); !reached(outs, pipe.Client, `"stopReason":"cancelled"}}}`) {
+				t.Fatalf("the turn's answer did not end the child: %v", outs)
+			}
+			outs := r.Handle(pipe.Agent, []byte(late(tt.status)), nil)
+			if reached(outs, pipe.Client, `"subagent_update","sessionId":"`+childID+`","state":{"state":"running"}`) {
+				t.Errorf("the ended child was revived:\n%s", framesOf(outs))
+			}
+			if tt.want != "" && !reached(outs, pipe.Client, tt.want) {
+				t.Errorf("the late end did not reach the client as %s:\n%s", tt.want, framesOf(outs))
+			}
+		})
+	}
+}
+
+// framesOf returns the frames of outs, one a line.
+func framesOf(outs []route.Out) string {
+	var b strings.Builder
+	for _, o := range outs {
+		fmt.Fprintf(&b, "%s %s\n", o.To, o.Frame)
+	}
+	return b.String()
 }
