@@ -127,3 +127,34 @@ func framesOf(outs []route.Out) string {
 	}
 	return b.String()
 }
+
+// TestS7NewSessionIsTheClientsWhateverCameBefore: a session a session/new
+// answer gives the client is the client's even when the agent announced
+// it as a child before answering, and so is its tree: closing the
+// session that announced it drops none of its state, its children's
+// included (S7, P6: a launch call whose state was dropped would get a
+// second child).
+func TestS7NewSessionIsTheClientsWhateverCameBefore(t *testing.T) {
+	for _, on := range []string{"S", "S2"} {
+		t.Run("a launch call on "+on, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			handshake(t, r, optedInInit, "T")
+			announce := func(parent, kid string) {
+				r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"`+parent+`","update":{"sessionUpdate":"subagent_update","sessionId":"`+kid+`","state":{"state":"running"}}}}`), nil)
+			}
+			announce("T", "S")
+			announce("S", "S2")
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`), nil)
+			r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":7,"result":{"sessionId":"S"}}`), nil)
+			call := strings.Replace(launchCall, `"sessionId":"s1"`, `"sessionId":"`+on+`"`, 1)
+			r.Handle(pipe.Agent, []byte(call), nil)
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":9,"method":"session/close","params":{"sessionId":"T"}}`), nil)
+			update := strings.Replace(call, `"sessionUpdate":"tool_call"`, `"sessionUpdate":"tool_call_update"`, 1)
+			for _, o := range r.Handle(pipe.Agent, []byte(update), nil) {
+				if bytes.Contains(o.Frame, []byte(`"subagent_update"`)) && bytes.Contains(o.Frame, []byte(`"title"`)) {
+					t.Fatalf("the launch call on %s got a second child after the client closed T: %s", on, o.Frame)
+				}
+			}
+		})
+	}
+}

@@ -186,7 +186,7 @@ func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 	case method == "session/cancel":
 		r.cancelled(sid)
 	}
-	r.learn(sid)
+	r.named(sid)
 	return rewrite.Verdict{}, nil
 }
 
