@@ -75,6 +75,31 @@ type KnownClient struct {
 	// Seen says what the proxy's authors found in the client's code,
 	// briefly (docs/compatibility.md has the details).
 	Seen string
+	// SubagentCards: the client draws a tool call that carries
+	// _meta.subagent_session_info as a subagent card and loads the child
+	// session it names with session/load when it builds a thread's view
+	// (Zed), so it gets that key on the launch calls of a thread it
+	// reopens and the proxy serves the child (rules Z1-Z3).
+	// --zed-subagents overrides it. Not a Trait: it adds to what the
+	// client gets rather than allowing for how it reads standard ACP, and
+	// is not advertised in the initialize result.
+	SubagentCards bool
+	// LiveContent: the client shows a running tool call's content and
+	// replaces it in place on each update (Zed's tool call card), so a
+	// subagent's progress lines on its launch call read as a live status
+	// (rule Z4). --subagent-progress overrides it.
+	LiveContent bool
+}
+
+// KnownClientNamed returns the row of KnownClients for clientInfo.name
+// name (an exact match).
+func KnownClientNamed(name string) (KnownClient, bool) {
+	for _, k := range KnownClients() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return KnownClient{}, false
 }
 
 // KnownClients is the one table of known clients and their traits. The
@@ -94,8 +119,8 @@ func KnownClients() []KnownClient {
 		Name: "acpx", Product: "acpx", Traits: []Trait{TraitReprintsFinished},
 		Seen: "merges updates into the call it keeps (a status-less update keeps the status); its text output prints a finished call again when its title or output changes",
 	}, {
-		Name: "zed", Product: "Zed",
-		Seen: "updates the call it keeps in place; a status-less update keeps the status",
+		Name: "zed", Product: "Zed", SubagentCards: true, LiveContent: true,
+		Seen: "updates the call it keeps in place; a status-less update keeps the status; shows a plain tool call's content; draws a call with _meta.subagent_session_info as a subagent card that shows only title and status until it has loaded the child, which it does only when it builds a reopened thread's view (so the key goes on replayed launch calls only, Z1)",
 	}}
 }
 

@@ -33,6 +33,21 @@ type Option struct {
 	// Default is a StringOption's value when it is not given; for a
 	// BoolOption, "true" makes it on by default ("" or "false": off).
 	Default string
+	// Choices, when set, are a StringOption's only accepted values
+	// (CheckChoices): any other is a usage error, not a silent default.
+	Choices []string
+}
+
+// CheckChoices rejects a setting of a StringOption with Choices that is
+// none of them.
+func CheckChoices(opts []Option, s Settings) error {
+	var errs []error
+	for _, o := range opts {
+		if v, ok := s[o.Name]; ok && o.Kind == StringOption && len(o.Choices) > 0 && !slices.Contains(o.Choices, v) {
+			errs = append(errs, fmt.Errorf("--%s: %q is none of %s", o.Name, v, strings.Join(o.Choices, ", ")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultOn reports whether o is a bool option that is on unless turned

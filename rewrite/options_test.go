@@ -114,3 +114,28 @@ func TestValidateOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckChoices: a StringOption with Choices accepts those values
+// only; an option without Choices, or not set, is not checked.
+func TestCheckChoices(t *testing.T) {
+	opts := []Option{
+		{Name: "mode", Kind: StringOption, Default: "auto", Choices: []string{"auto", "on", "off"}},
+		{Name: "free", Kind: StringOption},
+	}
+	tests := []struct {
+		name string
+		s    Settings
+		ok   bool
+	}{
+		{"unset", Settings{}, true},
+		{"a choice", Settings{"mode": "on"}, true},
+		{"not a choice", Settings{"mode": "yes"}, false},
+		{"empty is no choice", Settings{"mode": ""}, false},
+		{"no choices", Settings{"free": "anything"}, true},
+	}
+	for _, tc := range tests {
+		if err := CheckChoices(opts, tc.s); (err == nil) != tc.ok {
+			t.Errorf("%s: err = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}

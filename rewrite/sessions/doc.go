@@ -25,7 +25,11 @@
 //     child session it was never told about onto the parent (S7);
 //   - moves a pending launch call to running on the first frame linked to
 //     it (S8), and keeps every later snapshot of the call from going back
-//     (P4).
+//     (P4);
+//   - gives Zed, which reads a key of its own rather than the standard
+//     shapes, a subagent card for each launch call of a thread it reopens
+//     and serves the child thread it loads (Z1-Z3), and shows a live
+//     subagent's progress in its launch call's content (Z4): zed*.go.
 //
 // A JetBrains AIR client that declares nativeSubagentSessions gets the
 // same child sessions in the draft dialect it reads; one that does not

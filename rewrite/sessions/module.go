@@ -35,7 +35,7 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 	}
 	return rewrite.Module{
 		Name: Name,
-		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8); JetBrains AIR's native child sessions (J1)",
+		Doc:  "Subagent Sessions for every agent: opt-in bridge, synthesized or translated child sessions, child frames on the child, no stranded request, progress (S0-S8); JetBrains AIR's native child sessions (J1); Zed's subagent cards and child threads, progress on the launch call (Z1-Z4)",
 		// Quoted, so that a mention inside a string (escaped \") never
 		// matches: a chunk of the main agent's text is never decoded.
 		Triggers: []string{
@@ -68,7 +68,8 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 			// no method of every session (fs/*, terminal/*, a "te"
 			// opening every chunk's "text" would hit) is a trigger.
 		},
-		New: func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, traits) },
+		Options: zedOptions(),
+		New:     func(env rewrite.Env) rewrite.Rewriter { return newRewriter(env, traits) },
 	}
 }
 
@@ -111,6 +112,8 @@ type rewriter struct {
 	watchingAnswers bool
 	// air is what the client declared of JetBrains AIR (J1).
 	air airMode
+	// zed: rules Z1-Z4, nil when they do not apply to the client.
+	zed *zedState
 }
 
 func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
@@ -139,6 +142,10 @@ func newRewriter(env rewrite.Env, traits []vendorTraits) *rewriter {
 func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 	env := f.Envelope()
 	if env.Kind == pipe.Response && f.From == pipe.Agent {
+		if f.Initialize {
+			r.zedAgentInit(f) // Z1: loadSession
+		}
+		r.zedAnswer(f) // Z3: a replay's end
 		if f.Initialize && r.air == airNative {
 			return r.airAnswer(f)
 		}
@@ -167,9 +174,14 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 // the module reads, the end of a session (P6).
 func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Verdict, error) {
 	if env.MethodIs("initialize") && env.Kind == pipe.Request {
-		return r.initialize(f)
+		v, err := r.initialize(f)
+		r.zedSetup()
+		return v, err
 	}
 	sid, _ := rawjson.LookupString(env.Params, "sessionId")
+	if v, ok := r.zedClient(f, env, sid); ok {
+		return v, nil // Z2: before S5
+	}
 	if r.made(sid) {
 		return r.readOnly(f, string(env.Method), sid), nil
 	}
@@ -205,6 +217,7 @@ func (r *rewriter) once(level slog.Level, key, msg string, args ...any) {
 // sessions, and those of its children (P6).
 func (r *rewriter) dropSession(sid string) {
 	r.calls.DropSession(sid)
+	r.zedDrop(sid)
 	r.children.DeleteFunc(func(id string, c *child) bool {
 		if c.root != sid && c.parent != sid {
 			return false

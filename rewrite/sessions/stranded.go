@@ -187,5 +187,8 @@ func (r *rewriter) permission(f *rewrite.Frame) (rewrite.Verdict, error) {
 			r.airMark(&c, f.Raw, toolCallPath) // J1
 		}
 	}
+	if r.zed != nil && mk.parent != "" {
+		r.zedPermission(&c, sid, mk.parent) // Z2
+	}
 	return c.verdict(f.Raw)
 }

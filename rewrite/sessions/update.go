@@ -152,6 +152,9 @@ func (r *rewriter) update(f *rewrite.Frame) (rewrite.Verdict, error) {
 			return rewrite.Verdict{}, err
 		}
 	}
+	if r.zed != nil {
+		r.zedUpdate(&c, sid, tag, upd, &u, mk) // Z1-Z4
+	}
 	return c.verdict(f.Raw)
 }
 
