@@ -158,3 +158,33 @@ func TestS7NewSessionIsTheClientsWhateverCameBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestZ3ReplayEndsByIDValue: the agent's answer to a session/load ends
+// that session's replay whatever spelling of the request's id it uses
+// (pipe.IDKey: 1E2 is 100, "\u0031" is "1"): after it, a new launch
+// call is live, not replayed (Z3), so it carries no child key Zed would
+// load before the child exists.
+func TestZ3ReplayEndsByIDValue(t *testing.T) {
+	call := func(tc string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"` + tc + `","title":"t","rawInput":{"prompt":"p"},"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`
+	}
+	for _, tt := range []struct{ name, id, answerID string }{
+		{"the same id", `100`, `100`},
+		{"100 answered as 1E2", `100`, `1E2`},
+		{"a string id escaped", `"1"`, `"\u0031"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRouter(t, rewritetest.NewLogRecorder())
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed"}}}`), nil)
+			r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`), nil)
+			r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":`+tt.id+`,"method":"session/load","params":{"sessionId":"s1","cwd":"/w","mcpServers":[]}}`), nil)
+			if outs := r.Handle(pipe.Agent, []byte(call("toolu_old")), nil); !reached(outs, pipe.Client, `"subagent_session_info"`) {
+				t.Fatalf("the replayed launch call has no child key:\n%s", framesOf(outs))
+			}
+			r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":`+tt.answerID+`,"result":{}}`), nil)
+			if outs := r.Handle(pipe.Agent, []byte(call("toolu_new")), nil); reached(outs, pipe.Client, `"subagent_session_info"`) {
+				t.Errorf("a live launch call after the load's answer is taken for a replayed one:\n%s", framesOf(outs))
+			}
+		})
+	}
+}
