@@ -389,3 +389,19 @@ func (r *rewriter) airSpawn(frames *[][]byte, cl *call, s *meta.Subagent) {
 	r.send(frames, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child,
 		Title: cl.title, Description: firstOf(deref(s.Description), cl.description), State: &st, prompt: p})
 }
+
+// airReload forgets what AIR was sent of the children in session sid's
+// tree when AIR loads sid (J1): it rebuilds that thread from the agent's
+// replay, so each child the replay announces is spawned and ended anew,
+// as on a fresh connection.
+func (r *rewriter) airReload(sid string) {
+	if r.air != airNative || sid == "" {
+		return
+	}
+	r.children.Each(func(_ string, ch *child) bool {
+		if ch.root == sid || ch.parent == sid {
+			ch.airSpawned, ch.airEnded, ch.airPrompt, ch.airHeard = false, false, false, false
+		}
+		return true
+	})
+}

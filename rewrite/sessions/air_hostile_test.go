@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // Attacks on J1 from a hostile agent: what each case pins is in its name.
@@ -374,5 +375,37 @@ func TestJ1SpawnFromAnyAnnouncement(t *testing.T) {
 				t.Errorf("no spawn of c1 with %s: %v", tt.want, outs)
 			}
 		})
+	}
+}
+
+// TestJ1ReopenedThreadSpawnsAgain: when AIR loads a session again on the
+// same connection (a thread reopened while the agent runs on), the
+// agent's replay announces each child anew, and AIR gets its spawn and
+// end again, as it would on a fresh connection: the replayed child
+// frames that follow name sessions its rebuilt view knows (J1).
+func TestJ1ReopenedThreadSpawnsAgain(t *testing.T) {
+	running := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"Scan","state":{"state":"running"}}}}`
+	idle := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"idle","stopReason":"end_turn"}}}}`
+	count := func(r *route.Router, frames ...string) (spawns, ends int) {
+		for _, f := range frames {
+			for _, o := range r.Handle(pipe.Agent, []byte(f), nil) {
+				spawns += bytes.Count(o.Frame, []byte(`"subagent_spawned"`))
+				ends += bytes.Count(o.Frame, []byte(`"subagent_state_update"`))
+			}
+		}
+		return spawns, ends
+	}
+	r := newRouter(t, rewritetest.NewLogRecorder())
+	handshake(t, r, airNativeInit, "s1")
+	if s, e := count(r, running, idle); s != 1 || e != 1 {
+		t.Fatalf("live: %d spawns, %d ends", s, e)
+	}
+	r.Handle(pipe.Client, []byte(`{"jsonrpc":"2.0","id":5,"method":"session/load","params":{"sessionId":"s1","cwd":"/w","mcpServers":[]}}`), nil)
+	if s, e := count(r, running, idle); s != 1 || e != 1 {
+		t.Errorf("replayed after a load: %d spawns, %d ends, want 1 and 1", s, e)
+	}
+	r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`), nil)
+	if s, e := count(r, running, idle); s != 0 || e != 0 {
+		t.Errorf("repeated live after the replay: %d spawns, %d ends, want none", s, e)
 	}
 }

@@ -197,6 +197,8 @@ func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 		r.clientAsks(f, method, sid)
 	case method == "session/cancel":
 		r.cancelled(sid)
+	case method == "session/load":
+		r.airReload(sid)
 	}
 	r.named(sid)
 	return rewrite.Verdict{}, nil
