@@ -219,7 +219,7 @@ func (r *rewriter) zedAnswer(f *rewrite.Frame) {
 	if z == nil || z.loads.Len() == 0 {
 		return
 	}
-	id := string(f.ID())
+	id := pipe.IDKey(string(f.ID())) // the one id equality (F6)
 	sid, ok := z.loads.Get(id)
 	if !ok {
 		return
@@ -263,7 +263,7 @@ func childShaped(sid string) bool {
 func (r *rewriter) zedReplay(sid, id string) {
 	z := r.zed
 	z.replaying.Put(sid, struct{}{})
-	z.loads.Put(id, sid)
+	z.loads.Put(pipe.IDKey(id), sid)
 	if !z.watchingAnswer {
 		// Only while a load is pending: the answers of the rest of the
 		// connection are never decoded for it (P1).
