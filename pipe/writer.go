@@ -18,6 +18,10 @@ type Writer struct {
 	dst io.Writer
 	w   *bufio.Writer
 	err error
+	// cutMu guards frame, the frame being written in pieces, and its
+	// cut: CutFrame may end it from another goroutine.
+	cutMu sync.Mutex
+	frame *FrameWriter
 }
 
 // NewWriter returns a Writer writing to w.
@@ -103,9 +107,13 @@ func (w *Writer) flush() {
 }
 
 // FrameWriter writes one frame in pieces (a frame streamed as it
-// arrives, F3). It holds its Writer from BeginFrame to End: no other
-// frame comes between the pieces. Not safe for concurrent use.
-type FrameWriter struct{ w *Writer }
+// arrives, F3). It holds its Writer from BeginFrame to End, or until
+// Writer.CutFrame: no other frame comes between the pieces. Not safe for
+// concurrent use (but CutFrame may be called meanwhile).
+type FrameWriter struct {
+	w   *Writer
+	cut bool // guarded by w.cutMu
+}
 
 // BeginFrame starts a frame written in pieces: what is buffered goes out
 // first (P2), then each piece is written as it is given, unbuffered, so
@@ -113,12 +121,21 @@ type FrameWriter struct{ w *Writer }
 func (w *Writer) BeginFrame() *FrameWriter {
 	w.mu.Lock()
 	w.flush()
-	return &FrameWriter{w: w}
+	f := &FrameWriter{w: w}
+	w.cutMu.Lock()
+	w.frame = f
+	w.cutMu.Unlock()
+	return f
 }
 
-// Write writes a piece of the frame.
+// Write writes a piece of the frame; nothing once the frame is cut off.
 func (f *FrameWriter) Write(piece []byte) error {
 	w := f.w
+	w.cutMu.Lock()
+	defer w.cutMu.Unlock()
+	if f.cut {
+		return nil // its rest is no frame: dropped
+	}
 	if w.err == nil && len(piece) > 0 {
 		_, w.err = w.dst.Write(piece)
 	}
@@ -126,13 +143,43 @@ func (f *FrameWriter) Write(piece []byte) error {
 }
 
 // End writes the frame's newline (buffered, as a frame's is) and lets
-// other frames through again.
+// other frames through again; nothing once the frame is cut off.
 func (f *FrameWriter) End() error {
 	w := f.w
+	w.cutMu.Lock()
+	if f.cut {
+		w.cutMu.Unlock()
+		return nil
+	}
+	w.frame = nil
+	w.cutMu.Unlock()
 	if w.err == nil {
 		w.err = w.w.WriteByte('\n')
 	}
 	err := w.err
 	w.mu.Unlock()
 	return err
+}
+
+// CutFrame cuts off the frame being written in pieces, if any, where it
+// is: it ends with a newline and other frames go through at once, while
+// the frame's writer drops its rest. For frames that cannot wait for the
+// rest of one that may never come (the modules' last words when the
+// proxy shuts down, F5). It waits for a piece being written; it reports
+// whether there was a frame to cut.
+func (w *Writer) CutFrame() bool {
+	w.cutMu.Lock()
+	defer w.cutMu.Unlock()
+	f := w.frame
+	if f == nil {
+		return false
+	}
+	f.cut, w.frame = true, nil
+	// The frame's pieces went out unbuffered, and nothing was buffered
+	// since its BeginFrame: the newline goes straight after them.
+	if w.err == nil {
+		_, w.err = w.dst.Write([]byte{'\n'})
+	}
+	w.mu.Unlock() // the frame's hold, from BeginFrame
+	return true
 }

@@ -201,6 +201,18 @@ func (c *connection) lastWords(limit time.Duration) {
 		if !c.live(func() { outs = c.router.ClientGone(nil) }) {
 			return
 		}
+		// A client frame half passed on to the agent (F3) holds the
+		// agent's stdin until its rest comes, which it may never do: it
+		// is cut off, so the last words get through (C12). On their own
+		// goroutine: the cut waits for a piece being written to an agent
+		// that may not read, which the sync below bounds.
+		if sw, ok := c.writers[pipe.Agent].(streamWriter); ok {
+			go func() {
+				if sw.CutFrame() {
+					c.log.Info("a frame from the client was being passed on to the agent: cut off there for the modules' last frames", "rule", "F5")
+				}
+			}()
+		}
 		deadline := time.Now().Add(limit)
 		for _, side := range []pipe.Side{pipe.Agent, pipe.Client} {
 			var frames [][]byte

@@ -264,6 +264,7 @@ func (c *connection) relayLong(from pipe.Side, rd *pipe.Reader, head []byte, l *
 // mode, which get long frames whole).
 type streamWriter interface {
 	BeginFrame() *pipe.FrameWriter
+	CutFrame() bool
 }
 
 // isPassthrough reports whether outs is frame itself, forwarded to to.

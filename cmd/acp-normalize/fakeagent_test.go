@@ -30,6 +30,7 @@ import (
 //	                       reading stdin meanwhile, then a session/update "held";
 //	                       then it waits for stdin's EOF
 //	wait <substring>       read stdin until a line contains substring
+//	readn <n>              read n bytes of stdin (a long line's first pieces)
 //	echo                   copy every remaining stdin line to stdout; at EOF go on
 //	interleave             like echo, but write {"method":"_n","params":{"i":K}} before each
 //	ignore-term            ignore SIGTERM (and SIGINT, SIGHUP)
@@ -109,6 +110,11 @@ func fakeAgent(script string) int {
 				if err != nil {
 					return 97
 				}
+			}
+		case "readn":
+			n, _ := strconv.ParseInt(arg, 10, 64)
+			if _, err := io.CopyN(io.Discard, in, n); err != nil {
+				return 97
 			}
 		case "echo", "interleave":
 			k := 0

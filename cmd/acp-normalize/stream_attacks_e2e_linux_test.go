@@ -1,0 +1,153 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// longText is chat text longer than the relay's read window (1 MiB), so
+// a frame holding it streams (F3).
+var longText = strings.Repeat("0123456789abcdef", (1<<20+300<<10)/16)
+
+// agentExited is the answer the proxy gives a client request the agent
+// left unanswered (F6).
+func agentExited(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32603,"message":"agent exited"}}` + "\n"
+}
+
+// TestE2EF3LongAgentFrameEdges: long agent frames at the edges of the
+// framing rules, through the real binary: cut off by the agent's exit
+// (F6: delivered, on a line of its own, before the -32603 answers), an
+// answer whose id comes after the window and is spelled otherwise (F6:
+// it answers the request), lines that are not JSON (F2), a byte order
+// mark and "\r\n" (F1). Each is what the same frame gives when it is
+// short: the window changes nothing a client sees.
+func TestE2EF3LongAgentFrameEdges(t *testing.T) {
+	t.Parallel()
+	short := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after"}}}}`
+	chunk := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + longText + `"}}}}`
+	tests := []struct {
+		name  string
+		agent string // what the agent writes after the client's request, then it exits
+		code  int    // the agent's exit code
+		want  string // what the client gets after the request
+	}{
+		{"a frame cut off by the agent's exit", chunk[:len(chunk)-10], 3, chunk[:len(chunk)-10] + "\n" + agentExited("100")},
+		{"an answer whose id comes after the window", `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"id":1E2}` + "\n", 0, `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"id":1E2}` + "\n"},
+		{"an answer whose escaped id key comes after the window", `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"\u0069d":100}` + "\n", 0, `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"\u0069d":100}` + "\n"},
+		{"an error answer with an id after the window", `{"jsonrpc":"2.0","error":{"code":1,"message":"` + longText + `"},"id":100}` + "\n", 0, `{"jsonrpc":"2.0","error":{"code":1,"message":"` + longText + `"},"id":100}` + "\n"},
+		{"a line that is not JSON", "Traceback: " + longText + "\n" + short + "\n", 0, short + "\n" + agentExited("100")},
+		{"a line that is not JSON, cut off by the exit", "panic: " + longText, 2, agentExited("100")},
+		{"a line that is not JSON after a byte order mark", "\xEF\xBB\xBFpanic: " + longText + "\n" + short + "\n", 0, short + "\n" + agentExited("100")},
+		{"a long first frame after a byte order mark, crlf", "\xEF\xBB\xBF" + chunk + "\r\n" + short + "\r\n", 0, chunk + "\n" + short + "\n" + agentExited("100")},
+		{"a carriage return at the end of the stream", chunk + "\r", 0, chunk + "\r\n" + agentExited("100")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "out")
+			if err := os.WriteFile(file, []byte(tt.agent), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := start(t, script(t, "wait session/prompt", "outfile "+file, "exit "+strconv.Itoa(tt.code)), nil)
+			s.send(`{"jsonrpc":"2.0","id":100,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`)
+			got := s.readAll()
+			if got != tt.want {
+				t.Errorf("the client got %d bytes, want %d: %s", len(got), len(tt.want), firstDiff(got, tt.want))
+			}
+			s.stdin.Close()
+			if code := s.wait(time.Minute); code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, s.stderr.String())
+			}
+		})
+	}
+}
+
+// TestE2EF5EndsInTheMiddleOfALongFrame: the session ends while a long
+// frame is half passed on (F5, F6): by a signal to the proxy while the
+// agent's or the client's frame streams, or by the client's EOF. The
+// proxy exits with the agent's status, the half frame ends with a newline
+// so what follows stands on its own line, and a signal still gives the
+// modules their last word before the agent hears of it (C12: Cursor gets
+// "cancelled" for the plan the proxy holds, although the client's frame
+// to the agent never ended).
+func TestE2EF5EndsInTheMiddleOfALongFrame(t *testing.T) {
+	t.Parallel()
+	head := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + longText
+	prompt := `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`
+	t.Run("SIGTERM while the agent's frame streams", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, script(t, "wait session/prompt", "outpartial "+head, "sleep 60s"), []string{"--kill-grace", "5s"})
+		s.send(prompt)
+		got := make([]byte, len(head))
+		if _, err := io.ReadFull(s.stdout, got); err != nil || string(got) != head {
+			t.Fatalf("the frame's head: %v, %d bytes", err, len(got))
+		}
+		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if rest, want := s.readAll(), "\n"+agentExited("7"); rest != want {
+			t.Errorf("after the head: %q, want %q", rest, want)
+		}
+		if code := s.wait(time.Minute); code != 128+15 {
+			t.Errorf("exit code %d, want 143; stderr:\n%s", code, s.stderr.String())
+		}
+	})
+	t.Run("client EOF while the agent's frame streams", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, script(t, "wait session/prompt", "outpartial "+head, "wait never"), []string{"--kill-grace", "5s"})
+		s.send(prompt)
+		got := make([]byte, len(head))
+		if _, err := io.ReadFull(s.stdout, got); err != nil || string(got) != head {
+			t.Fatalf("the frame's head: %v, %d bytes", err, len(got))
+		}
+		s.stdin.Close()
+		if rest, want := s.readAll(), "\n"+agentExited("7"); rest != want {
+			t.Errorf("after the head: %q, want %q", rest, want)
+		}
+		if code := s.wait(time.Minute); code != 97 {
+			t.Errorf("exit code %d, want the agent's 97; stderr:\n%s", code, s.stderr.String())
+		}
+	})
+	t.Run("SIGTERM while the client's frame streams, a Cursor plan held", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, script(t,
+			"ignore-term",
+			"wait session/new",
+			`out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}`,
+			"wait session/prompt",
+			`out {"jsonrpc":"2.0","id":0,"method":"cursor/create_plan","params":{"toolCallId":"plan-1","name":"Refactor","plan":"# Plan"}}`,
+			"readn 1100000",
+			`out {"jsonrpc":"2.0","method":"_test/read","params":{}}`,
+			"wait cancelled",
+			"err GOT-CANCELLED",
+			"exit 0"), []string{"--kill-grace", "5s"})
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+		s.readLine()
+		s.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+		for !strings.Contains(s.readLine(), `"session/request_permission"`) {
+		}
+		// Half a long frame, the rest never comes: the agent reads its
+		// first pieces, so the proxy is in the middle of it.
+		go func() {
+			_, _ = io.WriteString(s.stdin, `{"jsonrpc":"2.0","method":"_x/paste","params":{"x":"`+longText)
+		}()
+		for !strings.Contains(s.readLine(), `"_test/read"`) {
+		}
+		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := s.wait(time.Minute); code != 0 {
+			t.Errorf("exit code %d, want 0; stderr:\n%s", code, s.stderr.String())
+		}
+		if !strings.Contains(s.stderr.String(), "GOT-CANCELLED") {
+			t.Errorf("the agent never got cancelled; stderr:\n%s", s.stderr.String())
+		}
+	})
+}
