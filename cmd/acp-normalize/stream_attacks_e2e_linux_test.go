@@ -151,3 +151,54 @@ func TestE2EF5EndsInTheMiddleOfALongFrame(t *testing.T) {
 		}
 	})
 }
+
+// TestE2EC12LongAnswerToTheProxysRequest: the client's answer to one of
+// the proxy's own requests (Cursor's plan approval, C9) is the proxy's
+// however long it is and wherever its id comes (F3: held whole while the
+// proxy has a request open to the client): Cursor gets the proxy's
+// answer made from it, and the agent never sees the client's.
+func TestE2EC12LongAnswerToTheProxysRequest(t *testing.T) {
+	t.Parallel()
+	result := `"result":{"_meta":{"pad":"` + longText + `"},"outcome":{"outcome":"selected","optionId":"accept"}}`
+	tests := []struct {
+		name   string
+		answer func(id string) string
+	}{
+		{"its id first", func(id string) string { return `{"jsonrpc":"2.0","id":"` + id + `",` + result + `}` }},
+		{"its id after the window", func(id string) string { return `{"jsonrpc":"2.0",` + result + `,"id":"` + id + `"}` }},
+		{"its result and id after the window", func(id string) string {
+			return `{"jsonrpc":"2.0","_pad":"` + longText + `","result":{"outcome":{"outcome":"selected","optionId":"accept"}},"id":"` + id + `"}`
+		}},
+		{"its id after the window, escaped", func(id string) string {
+			return `{"jsonrpc":"2.0",` + result + `,"id":"` + strings.ReplaceAll(id, "-", `\u002d`) + `"}`
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, script(t,
+				"wait session/new",
+				`out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}`,
+				"wait session/prompt",
+				`out {"jsonrpc":"2.0","id":0,"method":"cursor/create_plan","params":{"toolCallId":"plan-1","name":"Refactor","plan":"# Plan"}}`,
+				`wait "accepted"`,
+				"exit 0"), nil)
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+			s.readLine()
+			s.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+			var id string
+			for id == "" {
+				if l := s.readLine(); strings.Contains(l, `"session/request_permission"`) {
+					_, rest, _ := strings.Cut(l, `"id":"`)
+					id, _, _ = strings.Cut(rest, `"`)
+				}
+			}
+			s.send(tt.answer(id))
+			s.stdin.Close()
+			s.readAll()
+			if code := s.wait(time.Minute); code != 0 {
+				t.Errorf("exit code %d: Cursor never got the plan's answer; stderr:\n%s", code, s.stderr.String())
+			}
+		})
+	}
+}
