@@ -166,30 +166,43 @@ func TestE2ER2LongLineRecordedInPieces(t *testing.T) {
 // TestE2EF3LongFramesBothWays: long frames of the client pass on to the
 // agent in pieces too, byte for byte, and come back (the echo agent) in
 // order with the short frames around them (P1, P2), whatever their line
-// ending.
+// ending; through one proxy and through two in a row (each streams what
+// the other streams).
 func TestE2EF3LongFramesBothWays(t *testing.T) {
 	prompt := func(id int, size int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"%s"}]}}`,
 			id, strings.Repeat(string(hugeBlock[:1000]), size/1000))
 	}
 	frames := []string{prompt(1, 3<<20), `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`, prompt(2, 1<<20+17), prompt(3, 5<<20)}
-	s := start(t, script(t, "echo"), nil)
-	go func() {
-		for i, f := range frames {
-			end := "\n"
-			if i == 2 {
-				end = "\r\n"
+	for _, tt := range []struct {
+		name  string
+		flags []string
+	}{
+		{"one proxy", nil},
+		{"two proxies", []string{"--", proxyBinary, "--kill-grace", "30s"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := start(t, script(t, "echo"), tt.flags)
+			go func() {
+				for i, f := range frames {
+					end := "\n"
+					if i == 2 {
+						end = "\r\n"
+					}
+					if _, err := io.WriteString(s.stdin, f+end); err != nil {
+						return
+					}
+				}
+				s.stdin.Close()
+			}()
+			for i, want := range frames {
+				if got := s.readLine(); got != want {
+					t.Fatalf("frame %d: got %d bytes, want %d", i, len(got), len(want))
+				}
 			}
-			if _, err := io.WriteString(s.stdin, f+end); err != nil {
-				return
+			if code := s.wait(time.Minute); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr.String())
 			}
-		}
-		s.stdin.Close()
-	}()
-	for i, want := range frames {
-		if got := s.readLine(); got != want {
-			t.Fatalf("frame %d: got %d bytes, want %d", i, len(got), len(want))
-		}
+		})
 	}
-	s.wait(time.Minute)
 }
