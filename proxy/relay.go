@@ -208,10 +208,10 @@ func (c *connection) relayLong(from pipe.Side, rd *pipe.Reader, head []byte, l *
 			c.deliver(from, *outs)
 			return true, nil
 		}
-		if !c.live(func() { c.router.Spill(l, frame) }) {
+		if !c.live(func() { act = c.router.Spill(l, frame) }) {
 			return false, nil
 		}
-		head, act = frame, route.LongForward
+		head = frame
 	}
 	var fw *pipe.FrameWriter
 	failed := false

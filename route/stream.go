@@ -67,6 +67,9 @@ type Long struct {
 	forward bool
 	rec     bool // recorded in pieces
 	tracked bool // the client request is remembered (F6)
+	// forRecord: held only to be recorded whole, the other side's frame
+	// being recorded in pieces (R1); no module asked for it.
+	forRecord bool
 }
 
 // Bytes returns how many bytes of the frame the router has seen.
@@ -93,6 +96,7 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 	if first := l.env.First(); first != '{' && first != '[' {
 		seq, ok := r.recordLong(l, head)
 		if !ok {
+			l.forRecord = true
 			return LongHold
 		}
 		r.handleNonJSON(from, head, seq, nil)
@@ -106,7 +110,7 @@ func (r *Router) BeginLong(from pipe.Side, head []byte, l *Long) LongAction {
 	act := r.decideLong(l, head)
 	if act == LongForward {
 		if _, ok := r.recordLong(l, head); !ok {
-			l.forward = false
+			l.forward, l.forRecord = false, true
 			return LongHold
 		}
 	}
@@ -178,18 +182,38 @@ func (r *Router) mayAnswerProxy(rawID []byte) bool {
 	return own && ok && pr.to == pipe.Client
 }
 
-// Spill turns a held long frame that outgrew HoldLimit into a forwarded
-// one: held is what the relay holds of it (the head first), which it
-// passes on now, and the rest piece by piece (P6: no module sees it).
-func (r *Router) Spill(l *Long, held []byte) {
-	r.log.Warn("a frame a module may claim is longer than the connection's byte budget: passed on unchanged, no module sees it",
-		"rule", "P6", "from", l.from.String(), "held", len(held))
-	l.forward = true
-	if _, ok := r.recordLong(l, held[:l.n]); !ok {
+// Spill turns a held long frame that outgrew HoldLimit into one that
+// passes as it arrives, and returns what becomes of it (LongForward, or
+// LongDrop for a line that is not JSON, F2): held is what the relay holds
+// of it (the head first), which it passes on now, and the rest piece by
+// piece (P6: no module sees it).
+func (r *Router) Spill(l *Long, held []byte) LongAction {
+	notJSON := l.env.First() != '{' && l.env.First() != '['
+	switch {
+	case l.forRecord:
+		// Nothing is lost but the record, which the capture counts and
+		// reports at exit (R1).
+		r.log.Info("a long frame held to be recorded whole (the other side's is being recorded in pieces) is longer than the connection's byte budget: not recorded",
+			"rule", "R1", "from", l.from.String(), "held", len(held))
+	case !notJSON:
+		r.log.Warn("a frame a module may claim is longer than the connection's byte budget: passed on unchanged, no module sees it",
+			"rule", "P6", "from", l.from.String(), "held", len(held))
+	}
+	seq, ok := r.recordLong(l, held[:l.n])
+	if !ok {
 		// Neither in pieces (another frame is) nor whole (too long).
 		r.cfg.Capture.LeaveOut()
 	}
+	act := LongForward
+	if notJSON {
+		r.handleNonJSON(l.from, held[:l.n], seq, nil)
+		if r.cfg.NonJSON != ForwardNonJSON {
+			act = LongDrop
+		}
+	}
+	l.forward = act == LongForward
 	r.LongPiece(l, held[l.n:])
+	return act
 }
 
 // LongPiece follows the next piece of a forwarded or dropped long frame.

@@ -151,3 +151,82 @@ func TestLongRecordedOneAtATime(t *testing.T) {
 		t.Fatalf("%d text records, want 2: %.300s", n, out.String())
 	}
 }
+
+// A long frame held only to be recorded whole (the other side's is being
+// recorded in pieces, R1) that outgrows the byte budget passes on and is
+// left out of the capture: the log says so, not that a module may claim
+// it (no module's trigger is in it), and not at warn (the capture's
+// dropped count is reported at exit).
+func TestLongHeldForTheRecordSpills(t *testing.T) {
+	var out, logs bytes.Buffer
+	capture := pipe.NewCaptureWriter(&out, false)
+	r, err := NewRouter(RouterConfig{Capture: capture, Modules: []rewrite.Module{newTestModule()},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, head, want string
+		level            string
+	}{
+		{"held for the record", `{"jsonrpc":"2.0","method":"session/update","params":{"text":"` + strings.Repeat("x", 5000), "recorded", "level=INFO"},
+		{"held for a module", `{"jsonrpc":"2.0","method":"test/replace","params":{"x":"` + strings.Repeat("x", 5000), "a module may claim", "level=WARN"},
+	}
+	var agent Long
+	if got := r.BeginLong(pipe.Agent, []byte(tests[0].head), &agent); got != LongForward {
+		t.Fatalf("agent's BeginLong = %d", got)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			var client Long
+			if got := r.BeginLong(pipe.Client, []byte(tt.head), &client); got != LongHold {
+				t.Fatalf("client's BeginLong = %d, want LongHold", got)
+			}
+			r.Spill(&client, []byte(tt.head+"more"))
+			r.EndLong(&client)
+			line := logs.String()
+			if !strings.Contains(line, tt.want) || !strings.Contains(line, tt.level) {
+				t.Fatalf("log %q, want %q at %s", line, tt.want, tt.level)
+			}
+		})
+	}
+}
+
+// A long line that is not JSON, held to be recorded whole while the other
+// side's frame is recorded in pieces (R1), stays off the other side's
+// stream when it outgrows the byte budget (F2): Spill says to drop it
+// (to forward it with --non-json=forward).
+func TestLongNonJSONHeldForTheRecordSpills(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy NonJSONPolicy
+		want   LongAction
+	}{
+		{"dropped", DropNonJSON, LongDrop},
+		{"forwarded", ForwardNonJSON, LongForward},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			capture := pipe.NewCaptureWriter(&out, false)
+			r, err := NewRouter(RouterConfig{Capture: capture, NonJSON: tt.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var client, agent Long
+			if got := r.BeginLong(pipe.Client, []byte(`{"jsonrpc":"2.0","method":"_x/paste","params":{"x":"`+strings.Repeat("x", 5000)), &client); got != LongForward {
+				t.Fatalf("client's BeginLong = %d", got)
+			}
+			head := "Traceback (most recent call last): " + strings.Repeat("y", 5000)
+			if got := r.BeginLong(pipe.Agent, []byte(head), &agent); got != LongHold {
+				t.Fatalf("agent's BeginLong while the client's frame is recorded = %d, want LongHold", got)
+			}
+			if got := r.Spill(&agent, []byte(head+"more")); got != tt.want {
+				t.Fatalf("Spill = %d, want %d", got, tt.want)
+			}
+			r.LongPiece(&agent, []byte("rest"))
+			r.EndLong(&agent)
+		})
+	}
+}

@@ -202,3 +202,32 @@ func TestE2EC12LongAnswerToTheProxysRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EF2LongLineHeldForTheRecord: with --record, an agent line that is
+// not JSON, longer than the byte budget, that comes while the client's
+// long frame is being recorded in pieces (so it is held to be recorded
+// whole, R1, and outgrows the hold) stays off the client's stream (F2).
+func TestE2EF2LongLineHeldForTheRecord(t *testing.T) {
+	t.Parallel()
+	short := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after"}}}}`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "out")
+	line := "panic: " + strings.Repeat("z", 66<<20) + "\n" + short + "\n"
+	if err := os.WriteFile(file, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, script(t, "readn 1100000", "outfile "+file, "exit 0"), []string{"--record", filepath.Join(dir, "capture.jsonl")})
+	go func() {
+		// The client's long frame, half of it: the agent's line comes
+		// while it is being recorded in pieces.
+		_, _ = io.WriteString(s.stdin, `{"jsonrpc":"2.0","method":"_x/paste","params":{"x":"`+longText)
+	}()
+	if got := s.readLine(); got != short {
+		t.Errorf("the client got %d bytes starting %.40q, want only the frame after the line", len(got), got)
+	}
+	s.stdin.Close()
+	s.readAll()
+	if code := s.wait(time.Minute); code != 0 {
+		t.Errorf("exit code %d; stderr:\n%s", code, s.stderr.String())
+	}
+}
