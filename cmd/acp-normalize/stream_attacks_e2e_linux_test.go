@@ -231,3 +231,30 @@ func TestE2EF2LongLineHeldForTheRecord(t *testing.T) {
 		t.Errorf("exit code %d; stderr:\n%s", code, s.stderr.String())
 	}
 }
+
+// TestE2EK2LongFramesInComponentMode: in component mode (K1) long frames
+// come whole out of the conductor's envelopes and go whole into them
+// (F3), their inner bytes spliced unchanged both ways (K2, P1).
+func TestE2EK2LongFramesInComponentMode(t *testing.T) {
+	t.Parallel()
+	p := startComponentProc(t)
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	p.next() // the initialize, through proxy/successor
+	p.send(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`)
+	p.next() // the answer
+
+	update := `{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + longText + longText + `"}}}`
+	p.send(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":` + update + `}}`)
+	if got, want := string(p.next()), `{"jsonrpc":"2.0","method":"session/update","params":`+update+`}`; got != want {
+		t.Errorf("the successor's long notification unwrapped: %d bytes, want %d: %s", len(got), len(want), firstDiff(got, want))
+	}
+	params := `{"sessionId":"s-1","prompt":[{"type":"text","text":"` + longText + longText + `"}]}`
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":` + params + `}`)
+	wrapped := p.next()
+	if inner := member(t, member(t, wrapped, "params"), "params"); string(inner) != params {
+		t.Errorf("the client's long request wrapped: params of %d bytes, want %d", len(inner), len(params))
+	}
+	if code := p.exit(); code != 0 {
+		t.Errorf("exit %d; stderr: %s", code, p.stderr)
+	}
+}
