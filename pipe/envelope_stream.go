@@ -34,6 +34,7 @@ type StreamEnvelope struct {
 	TooLong bool
 
 	depth     int
+	closed    bool // the top-level value was closed
 	top       byte // the frame's first non-blank byte
 	seen      bool // top is set
 	inStr     bool
@@ -76,6 +77,11 @@ func (s *StreamEnvelope) Kind() Kind {
 	}
 	return Invalid
 }
+
+// Ended reports whether the frame's top-level object or array was
+// closed: false for a frame cut off before its end (by the end of the
+// stream), which answers nothing (F6).
+func (s *StreamEnvelope) Ended() bool { return s.closed }
 
 // Envelope returns what was fed as an Envelope (no Params: a streamed
 // frame's params are never whole).
@@ -135,6 +141,9 @@ func (s *StreamEnvelope) Write(p []byte) {
 				s.endValue(p[capStart:i])
 			}
 			s.depth--
+			if s.depth == 0 {
+				s.closed = true
+			}
 		case ':':
 			if s.depth == 1 && s.afterKey {
 				s.afterKey = false

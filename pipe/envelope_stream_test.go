@@ -70,3 +70,30 @@ func FuzzStreamEnvelope(f *testing.F) {
 		checkStreamPeek(t, frame, int(a), int(b))
 	})
 }
+
+// TestStreamEnvelopeEnded: Ended tells a frame whose top-level value was
+// closed from one cut off before its end (an agent's answer cut by its
+// exit answers nothing, F6), wherever the pieces are cut.
+func TestStreamEnvelopeEnded(t *testing.T) {
+	tests := []struct {
+		name  string
+		frame string
+		want  bool
+	}{
+		{"an answer", `{"jsonrpc":"2.0","id":1,"result":{"text":"a}"}}`, true},
+		{"an answer with blanks after it", "{\"id\":1,\"result\":[1,{}]}  ", true},
+		{"an answer cut in its result", `{"jsonrpc":"2.0","id":1,"result":{"text":"a}"}`, false},
+		{"an answer cut in a string", `{"jsonrpc":"2.0","id":1,"result":{"text":"a}}}`, false},
+		{"a batch", `[{"id":1,"result":{}}]`, true},
+		{"a cut batch", `[{"id":1,"result":{}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for cut := range len(tt.frame) + 1 {
+				if got := streamPeek([]byte(tt.frame), cut).Ended(); got != tt.want {
+					t.Fatalf("cut at %d: Ended = %v, want %v", cut, got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -277,6 +277,10 @@ func (r *Router) EndLong(l *Long) {
 		return
 	}
 	switch {
+	case l.from == pipe.Agent && env.Kind == pipe.Response && !l.env.Ended():
+		// Cut off by the agent's exit: no answer, the client gets -32603
+		// as for a short one (F6).
+		r.log.Debug("a long answer ended before its end: its request is still open", "rule", "F6", "id", string(env.ID))
 	case l.from == pipe.Agent && env.Kind == pipe.Response:
 		delete(r.pending, pipe.IDKey(string(env.ID)))
 	case l.from == pipe.Client:

@@ -39,6 +39,8 @@ func TestE2EF3LongAgentFrameEdges(t *testing.T) {
 		want  string // what the client gets after the request
 	}{
 		{"a frame cut off by the agent's exit", chunk[:len(chunk)-10], 3, chunk[:len(chunk)-10] + "\n" + agentExited("100")},
+		{"an answer cut off by the agent's exit", `{"jsonrpc":"2.0","id":100,"result":{"text":"` + longText, 0, `{"jsonrpc":"2.0","id":100,"result":{"text":"` + longText + "\n" + agentExited("100")},
+		{"a short answer cut off by the agent's exit", `{"jsonrpc":"2.0","id":100,"result":{"text":"abc`, 0, `{"jsonrpc":"2.0","id":100,"result":{"text":"abc` + "\n" + agentExited("100")},
 		{"an answer whose id comes after the window", `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"id":1E2}` + "\n", 0, `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"id":1E2}` + "\n"},
 		{"an answer whose escaped id key comes after the window", `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"\u0069d":100}` + "\n", 0, `{"jsonrpc":"2.0","result":{"text":"` + longText + `"},"\u0069d":100}` + "\n"},
 		{"an error answer with an id after the window", `{"jsonrpc":"2.0","error":{"code":1,"message":"` + longText + `"},"id":100}` + "\n", 0, `{"jsonrpc":"2.0","error":{"code":1,"message":"` + longText + `"},"id":100}` + "\n"},
