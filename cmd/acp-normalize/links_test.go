@@ -1,0 +1,153 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// mdLink is an inline markdown link or image: [text](target) or
+// ![alt](target), target without spaces (an optional "title" after it is
+// left out).
+var mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+
+// headingAnchors are the anchors GitHub gives the headings of a markdown
+// page: each heading's slug, a repeated one suffixed -1, -2, ...
+// Headings inside fenced code blocks are not headings.
+func headingAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			continue
+		}
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimLeft(line, "#")
+		if len(line)-len(title) > 6 || title != "" && title[0] != ' ' {
+			continue
+		}
+		slug := githubSlug(title)
+		if n := seen[slug]; n > 0 {
+			anchors[slug+"-"+strconv.Itoa(n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
+
+// githubSlug is GitHub's anchor for a heading: lower case, markup and
+// punctuation gone (letters, digits, "-" and "_" stay), spaces made "-".
+func githubSlug(title string) string {
+	title = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(title, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(title)) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// TestDocLinksResolve: every relative link of README.md and docs/*.md
+// names a file or folder of the repository, and its #anchor a heading of
+// that page, so a reader who follows one lands where it says.
+func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(repoRoot, "README.md"))
+	anchorsOf := map[string]map[string]bool{}
+	anchors := func(page string) map[string]bool {
+		if a, ok := anchorsOf[page]; ok {
+			return a
+		}
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchorsOf[page] = headingAnchors(string(b))
+		return anchorsOf[page]
+	}
+	var links int
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, page)
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			links++
+			path, anchor, _ := strings.Cut(target, "#")
+			file := page
+			if path != "" {
+				file = filepath.Join(filepath.Dir(page), filepath.FromSlash(path))
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s links to %s: no such file", rel, target)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			if !strings.HasSuffix(file, ".md") {
+				t.Errorf("%s links to %s: an anchor in a file that is not markdown", rel, target)
+				continue
+			}
+			if !anchors(file)[anchor] {
+				t.Errorf("%s links to %s: no heading of %s has the anchor #%s", rel, target, filepath.Base(file), anchor)
+			}
+		}
+	}
+	if links < 20 {
+		t.Fatalf("only %d relative links found: is %s the repository?", links, repoRoot)
+	}
+}
+
+// TestGithubSlug: the anchors as GitHub makes them, for the kinds of
+// headings the docs have.
+func TestGithubSlug(t *testing.T) {
+	for _, tc := range []struct{ name, title, want string }{
+		{"words", " Editor setup", "editor-setup"},
+		{"code and parentheses", " Cursor (`cursor-agent acp`)", "cursor-cursor-agent-acp"},
+		{"comma", " Subagent sessions, for every agent", "subagent-sessions-for-every-agent"},
+		{"colon", " Every agent: methods no client knows", "every-agent-methods-no-client-knows"},
+		{"dash kept, en dash gone", " K1–K3 and set-up", "k1k3-and-set-up"},
+		{"link text kept", " See [the rules](contract.md)", "see-the-rules"},
+		{"underscore kept", " _meta fields", "_meta-fields"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := githubSlug(tc.title); got != tc.want {
+				t.Errorf("githubSlug(%q) = %q, want %q", tc.title, got, tc.want)
+			}
+		})
+	}
+	if a := headingAnchors("# A\n```\n# B\n```\n## A\n"); !a["a"] || !a["a-1"] || a["b"] {
+		t.Errorf("headingAnchors: %v, want a and a-1 (the repeated heading), not b (in a fence)", a)
+	}
+}
