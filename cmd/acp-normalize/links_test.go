@@ -151,3 +151,59 @@ func TestGithubSlug(t *testing.T) {
 		t.Errorf("headingAnchors: %v, want a and a-1 (the repeated heading), not b (in a fence)", a)
 	}
 }
+
+// TestContributingPathsExist: the files and folders docs/contributing.md
+// names in backquotes exist, so a contributor who opens one finds it: a
+// path under a folder of the repository matches something (globs
+// allowed), and a bare file name such as a golden case's is some file's
+// name. The new vendor's files the guide walks through (acme, <vendor>)
+// are left out: they are the ones to write.
+func TestContributingPathsExist(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "contributing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	err = filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		names[d.Name()] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileName := regexp.MustCompile(`^[\w.*-]+\.(go|sh|md|txtar|golden|conf)$`)
+	var checked int
+	for _, m := range regexp.MustCompile("`([^`\\s]+)`").FindAllStringSubmatch(string(b), -1) {
+		name := m[1]
+		if strings.ContainsAny(name, `<{"`) || strings.Contains(name, "acme") || strings.HasPrefix(name, ".") && !strings.HasPrefix(name, ".ci/") {
+			continue
+		}
+		first, _, nested := strings.Cut(name, "/")
+		switch {
+		case nested:
+			if fi, err := os.Stat(filepath.Join(repoRoot, first)); err != nil || !fi.IsDir() || first == "bin" {
+				continue // not a path of the repository (an import path, a method name)
+			}
+			checked++
+			matches, err := filepath.Glob(filepath.Join(repoRoot, filepath.FromSlash(strings.TrimSuffix(name, "/"))))
+			if err != nil || len(matches) == 0 {
+				t.Errorf("docs/contributing.md names %s: nothing in the repository matches it", name)
+			}
+		case fileName.MatchString(name) && !strings.Contains(name, "*"):
+			checked++
+			if !names[name] {
+				t.Errorf("docs/contributing.md names %s: no file of the repository has that name", name)
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d paths checked in docs/contributing.md", checked)
+	}
+}
