@@ -66,7 +66,8 @@ type zedState struct {
 	loadOK   bool // the agent advertised loadSession: true
 	// replaying: sessions whose session/load the client sent and the
 	// agent has not answered: their frames are a replay (Z3). loads are
-	// those loads' ids (raw JSON), whose answers end the replays.
+	// those loads' ids (pipe.IDKey: the agent may spell an id its own
+	// way), whose answers end the replays.
 	replaying      *table.Table[string, struct{}]
 	loads          *table.Table[string, string]
 	watchingAnswer bool
@@ -194,7 +195,7 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 		if r.servedChild(sid) {
 			return r.zedLoadChild(f, sid), true
 		}
-		r.zedReplay(sid, string(f.ID()))
+		r.zedReplay(sid, pipe.IDKey(string(f.ID())))
 	case env.MethodIs("session/close"):
 		if r.servedChild(sid) {
 			z.kids.Delete(sid)
@@ -219,7 +220,7 @@ func (r *rewriter) zedAnswer(f *rewrite.Frame) {
 	if z == nil || z.loads.Len() == 0 {
 		return
 	}
-	id := string(f.ID())
+	id := pipe.IDKey(string(f.ID()))
 	sid, ok := z.loads.Get(id)
 	if !ok {
 		return
