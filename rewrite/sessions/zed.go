@@ -198,7 +198,13 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 		r.zedReplay(sid, pipe.IDKey(string(f.ID())))
 	case env.MethodIs("session/close"):
 		if r.servedChild(sid) {
-			z.kids.Delete(sid)
+			// Released, not forgotten: Zed closes a child whose view it
+			// drops and may load it again while the parent is open; its
+			// thread goes with the parent (P6). Until then its frames and
+			// requests stay on the parent, where the client holds them.
+			if k, ok := z.kids.Get(sid); ok {
+				k.loaded = false
+			}
 			var v rewrite.Verdict
 			v.DropFrame()
 			if b, err := rewrite.Result(f.ID(), []byte("{}")); err == nil {
@@ -437,7 +443,9 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 	if z.keyOn() {
 		if kid := r.zedChild(zc, cl, key); kid != nil {
 			r.keep(zc.child, kid, upd, replay)
-			if kid.loaded && !replay {
+			// A child loaded during its parent's replay (loads before
+			// the replay reset it) gets the rest of the replay too.
+			if kid.loaded {
 				if b, err := sessionUpdateFrame(zc.child, rawUpdate(upd)); err == nil {
 					c.post = append(c.post, b)
 				}

@@ -3,12 +3,15 @@ package sessions_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"testing"
 	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
+	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
 )
 
@@ -25,8 +28,12 @@ const (
 )
 
 func newZedConn(t *testing.T, clientInit, agentInit string) *zedConn {
+	return newZedConnWith(t, nil, clientInit, agentInit)
+}
+
+func newZedConnWith(t *testing.T, settings rewrite.Settings, clientInit, agentInit string) *zedConn {
 	t.Helper()
-	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0"})
+	r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0", Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,3 +142,224 @@ func TestZedReviewLoadIDs(t *testing.T) {
 		})
 	}
 }
+
+// permissionFrame is a Claude permission request of a tool call the
+// subagent of launch call tc runs.
+func permissionFrame(id, tc string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t9","title":"Write","_meta":{"claudeCode":{"parentToolUseId":"` + tc + `","toolName":"Write"}}},"options":[{"optionId":"y","name":"Yes","kind":"allow_once"}]}}`
+}
+
+func loadFrame(id, sid string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/load","params":{"sessionId":"` + sid + `","cwd":"/","mcpServers":[]}}`
+}
+
+// childThread returns the texts of the message chunks the proxy sent on
+// child in outs, and whether the last frame answers id with {}.
+func childThread(outs []route.Out, child, id string) (texts []string, answered bool) {
+	for _, o := range outs {
+		if o.To != pipe.Client {
+			continue
+		}
+		if s, _ := rawjson.LookupString(o.Frame, "params", "sessionId"); s == child {
+			t, _ := rawjson.LookupString(o.Frame, "params", "update", "content", "text")
+			texts = append(texts, t)
+		}
+	}
+	return texts, len(outs) > 0 && string(outs[len(outs)-1].Frame) == `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`
+}
+
+func sessionOf(o route.Out) string {
+	s, _ := rawjson.LookupString(o.Frame, "params", "sessionId")
+	return s
+}
+
+// TestZedReviewChildThreads attacks Z2 and Z3 with the loads and closes
+// a hostile or unusual Zed can send: a child loaded twice, closed and
+// loaded again, loaded in the middle of its parent's replay, loaded
+// after its parent was closed; a parent load the agent refuses; and the
+// permission requests of a subagent, which must always reach a session
+// the client holds (a request on one it has not loaded is refused,
+// stalling the turn).
+func TestZedReviewChildThreads(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, c *zedConn)
+	}{
+		{"the same child loaded twice, concurrently", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.agent(linkedChunk("toolu_1", "live"))
+			child := c.reopenS1("1", "1", "toolu_1")
+			for _, id := range []string{"5", `"5"`} {
+				texts, ok := childThread(c.client(loadFrame(id, child)), child, id)
+				if !ok || strings.Join(texts, "|") != "Copy it|replayed" {
+					t.Errorf("load %s of the child: answered %v, thread %q", id, ok, texts)
+				}
+			}
+		}},
+		{"closed and loaded again: the same thread", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			child := c.reopenS1("1", "1", "toolu_1")
+			c.client(loadFrame("2", child))
+			if outs := c.client(`{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"` + child + `"}}`); len(outs) != 1 || string(outs[0].Frame) != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+				t.Fatalf("Z2: the close of the child: %v", outs)
+			}
+			// Released: a live chunk stays on the parent only, and the
+			// subagent's permission request goes where Zed can answer it.
+			for _, o := range c.agent(linkedChunk("toolu_1", "after close")) {
+				if sessionOf(o) == child {
+					t.Errorf("Z2: a frame went to the closed child: %s", o.Frame)
+				}
+			}
+			if outs := c.agent(permissionFrame("40", "toolu_1")); len(outs) != 1 || sessionOf(outs[0]) != "s1" {
+				t.Errorf("Z2: a permission request after the child's close went to %q", sessionOf(outs[0]))
+			}
+			texts, ok := childThread(c.client(loadFrame("4", child)), child, "4")
+			if !ok || strings.Join(texts, "|") != "Copy it|replayed|after close" {
+				t.Errorf("Z2: the child loaded again after its close: answered %v, thread %q", ok, texts)
+			}
+			if outs := c.agent(permissionFrame("41", "toolu_1")); len(outs) != 1 || sessionOf(outs[0]) != child {
+				t.Errorf("Z2: a permission request once the child is loaded again went to %q", sessionOf(outs[0]))
+			}
+		}},
+		{"loaded in the middle of its parent's replay", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.client(loadFrame("1", "s1"))
+			child := childOf(c.agent(launchFrame("toolu_1")))
+			c.agent(linkedChunk("toolu_1", "first"))
+			texts, _ := childThread(c.client(loadFrame("2", child)), child, "2")
+			rest, _ := childThread(c.agent(linkedChunk("toolu_1", "second")), child, "")
+			c.agent(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			if got := strings.Join(append(texts, rest...), "|"); got != "Copy it|first|second" {
+				t.Errorf("Z2, Z3: the child loaded mid-replay holds %q", got)
+			}
+		}},
+		{"loaded after its parent was closed", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			child := c.reopenS1("1", "1", "toolu_1")
+			c.client(`{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s1"}}`)
+			c.agent(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+			if outs := c.client(loadFrame("3", child)); len(outs) != 1 || string(outs[0].Frame) != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+				t.Errorf("Z2: a child of a closed parent: want {} alone, got %d frames", len(outs))
+			}
+		}},
+		{"the agent refuses the parent's load", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.agent(linkedChunk("toolu_1", "live"))
+			c.client(loadFrame("1", "s1"))
+			child := childOf(c.agent(launchFrame("toolu_1")))
+			c.agent(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no such session"}}`)
+			if outs := c.agent(launchFrame("toolu_2")); hasKey(outs) {
+				t.Errorf("Z1: a live call after a refused load got the key")
+			}
+			texts, ok := childThread(c.client(loadFrame("2", child)), child, "2")
+			if !ok || strings.Join(texts, "|") != "Copy it|live" {
+				t.Errorf("Z2: after a refused load the child holds %q (answered %v)", texts, ok)
+			}
+		}},
+		{"a permission request before the child is loaded stays on the parent", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.reopenS1("1", "1", "toolu_1")
+			if outs := c.agent(permissionFrame("40", "toolu_1")); len(outs) != 1 || sessionOf(outs[0]) != "s1" {
+				t.Errorf("Z2: went to %q", sessionOf(outs[0]))
+			}
+		}},
+		{"the parent reloaded: the child must be loaded again", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			child := c.reopenS1("1", "1", "toolu_1")
+			c.client(loadFrame("2", child))
+			if again := c.reopenS1("3", "3", "toolu_1"); again != child {
+				t.Errorf("Z1: C changed between replays: %s then %s", child, again)
+			}
+			if outs := c.agent(permissionFrame("40", "toolu_1")); len(outs) != 1 || sessionOf(outs[0]) != "s1" {
+				t.Errorf("Z2: a permission request after the parent's reload went to %q", sessionOf(outs[0]))
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(t, newZedConn(t, zedInit, loadAgentInit))
+		})
+	}
+}
+
+// TestZedReviewWhoGetsTheKey: Zed's key never reaches a client the
+// rules do not give it to, nor a live call (Z1).
+func TestZedReviewWhoGetsTheKey(t *testing.T) {
+	tests := []struct {
+		name                  string
+		settings              rewrite.Settings
+		clientInit, agentInit string
+		key                   bool
+	}{
+		{"zed", nil, zedInit, loadAgentInit, true},
+		{"an agent without loadSession", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`, false},
+		{"loadSession not a boolean", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":"true"}}}`, false},
+		{"another client", nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"agent-shell"}}}`, loadAgentInit, false},
+		{"another client, forced on", rewrite.Settings{"zed-subagents": "on"}, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"agent-shell"}}}`, loadAgentInit, true},
+		{"zed, forced off", rewrite.Settings{"zed-subagents": "off"}, zedInit, loadAgentInit, false},
+		{"zed opted in to Subagent Sessions", nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed"},"clientCapabilities":{"subagents":{}}}}`, loadAgentInit, false},
+		{"zed opted in, forced on", rewrite.Settings{"zed-subagents": "on"}, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed"},"clientCapabilities":{"_meta":{"subagents":true}}}}`, loadAgentInit, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConnWith(t, tc.settings, tc.clientInit, tc.agentInit)
+			if hasKey(c.agent(launchFrame("toolu_1"))) {
+				t.Errorf("Z1: a live launch call got the key")
+			}
+			child := c.reopenS1("1", "1", "toolu_1")
+			if got := child != ""; got != tc.key {
+				t.Errorf("Z1: the replayed call has the key: %v, want %v", got, tc.key)
+			}
+			if hasKey(c.agent(launchFrame("toolu_2"))) || hasKey(c.agent(linkedChunk("toolu_2", "x"))) {
+				t.Errorf("Z1: a live frame after the replay got the key")
+			}
+		})
+	}
+}
+
+// TestZedReviewChunkStorm: a subagent's message in many chunks, and many
+// tool calls, cost the client a bounded number of progress updates of
+// bounded size (Z4's throttle is what the card shows; P2: nothing
+// waits), whatever the storm.
+func TestZedReviewChunkStorm(t *testing.T) {
+	tests := []struct {
+		name        string
+		frames      func(i int) string
+		n, maxExtra int
+	}{
+		{"20000 chunks of one message", func(i int) string { return linkedChunk("toolu_1", "w ") }, 20000, maxProgressUpdatesPerMessage},
+		{"20000 chunks of one line", func(i int) string {
+			if i == 0 {
+				return linkedChunk("toolu_1", "short line\n")
+			}
+			return linkedChunk("toolu_1", "more text ")
+		}, 20000, 1},
+		{"3000 tool calls, one frame each", func(i int) string {
+			return zedLinkedFrame("toolu_1", fmt.Sprintf(`"sessionUpdate":"tool_call","toolCallId":"c%d","title":"Read %d","status":"pending"`, i, i))
+		}, 3000, 3000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			c.agent(launchFrame("toolu_1"))
+			updates := 0
+			for i := range tc.n {
+				for _, o := range c.agent(tc.frames(i)) {
+					if bytes.Contains(o.Frame, []byte(`"progress":true`)) {
+						updates++
+						if len(o.Frame) > 4<<10 {
+							t.Fatalf("a progress update of %d bytes", len(o.Frame))
+						}
+					}
+				}
+			}
+			if updates > tc.maxExtra {
+				t.Errorf("Z4: %d frames gave %d progress updates, want at most %d", tc.n, updates, tc.maxExtra)
+			}
+		})
+	}
+}
+
+// maxProgressUpdatesPerMessage: a message changes its line at most once
+// per character of its start.
+const maxProgressUpdatesPerMessage = 80
