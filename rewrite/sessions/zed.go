@@ -83,6 +83,10 @@ type zcall struct {
 	n           int    // launches of the toolCallId before it (childID's n)
 	child       string // C, once chosen
 	sawToolCall bool
+	// agentKey: the agent gave the call Zed's key itself, naming a child
+	// of its own: the key, the child's load and its frames are the
+	// agent's (Z1, Z2).
+	agentKey bool
 	// vendorContent is the content the vendor last gave the call (nil
 	// when none or unknown: larger than maxKeptContent).
 	vendorContent []byte
@@ -352,10 +356,11 @@ func (u rawUpdate) MarshalJSON() ([]byte, error) { return u, nil }
 
 // zedLaunch handles a launch call's session/update for Z1, Z2 and Z4:
 // the call's child thread follows its prompt and result; a replayed
-// frame (or one of a child the client loaded) gets Zed's key; a frame
+// frame (or one of a child the client loaded) gets Zed's key, unless the
+// agent gave the call a key of its own; a frame
 // with content while the subagent shows progress keeps the progress
 // after the vendor's content.
-func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(updateKeys)][]byte) {
+func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, u *[len(updateKeys)][]byte) {
 	z := r.zed
 	cl, ok := r.calls.Get(key)
 	if !ok || !cl.has() {
@@ -373,6 +378,9 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 		z.calls.Put(key, zc)
 	}
 	zc.sawToolCall = zc.sawToolCall || tag == "tool_call"
+	if _, ok := rawjson.Lookup(upd, "_meta", zedInfoKey); ok {
+		zc.agentKey = true // sticks, as Zed keeps the key an update leaves out
+	}
 	if content := u[updContent]; content != nil {
 		zc.contentKnown = len(content) <= maxKeptContent
 		zc.vendorContent = nil
@@ -382,7 +390,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 	}
 	defer z.calls.Resize(key)
 	replay := z.replayingSession(key.Session)
-	if z.keyOn() {
+	if z.keyOn() && !zc.agentKey {
 		kid := r.zedChild(zc, cl, key)
 		if s, err := cl.sub(); err == nil && kid != nil {
 			kid.prompt, kid.result = deref(s.Prompt), deref(s.ResultText)
@@ -440,7 +448,7 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 		return
 	}
 	replay := z.replayingSession(sid)
-	if z.keyOn() {
+	if z.keyOn() && !zc.agentKey {
 		if kid := r.zedChild(zc, cl, key); kid != nil {
 			r.keep(zc.child, kid, upd, replay)
 			// A child loaded during its parent's replay (loads before
@@ -579,6 +587,6 @@ func (r *rewriter) zedUpdate(c *change, sid, tag string, upd []byte, u *[len(upd
 	}
 	if (tag == "tool_call" || tag == "tool_call_update") && mk.snapshot != nil {
 		id, _ := rawjson.DecodeString(u[updToolCallID])
-		r.zedLaunch(c, launch.Key{Session: sid, ToolCallID: id}, tag, u)
+		r.zedLaunch(c, launch.Key{Session: sid, ToolCallID: id}, tag, upd, u)
 	}
 }

@@ -363,3 +363,38 @@ func TestZedReviewChunkStorm(t *testing.T) {
 // maxProgressUpdatesPerMessage: a message changes its line at most once
 // per character of its start.
 const maxProgressUpdatesPerMessage = 80
+
+// TestZedReviewAgentsOwnKey: an agent that gives a launch call Zed's key
+// itself (third-party agents do, to get the card) names a child it can
+// load: the replay keeps the agent's key, and Zed's load of that child
+// goes to the agent, not to a thread the proxy made up (Z1, Z2, P4).
+func TestZedReviewAgentsOwnKey(t *testing.T) {
+	own := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"Copy","rawInput":{"prompt":"Copy it"},"_meta":{"claudeCode":{"toolName":"Agent"},"subagent_session_info":{"session_id":"agent-child-7","message_start_index":0}}}}}`
+	tests := []struct {
+		name   string
+		replay []string
+	}{
+		{"on the tool_call", []string{own}},
+		{"on the tool_call, then an update without it", []string{own,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","_meta":{"claudeCode":{"toolName":"Agent"}}}}}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			c.agent(own)
+			c.client(loadFrame("1", "s1"))
+			for _, f := range tc.replay {
+				for _, o := range c.agent(f) {
+					if id := childOf([]route.Out{o}); id != "" && id != "agent-child-7" {
+						t.Errorf("Z1: the agent's own key was replaced by %s", id)
+					}
+				}
+			}
+			c.agent(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			outs := c.client(loadFrame("2", "agent-child-7"))
+			if len(outs) != 1 || outs[0].To != pipe.Agent {
+				t.Errorf("Z2: the load of the agent's own child did not go to the agent: %v", outs)
+			}
+		})
+	}
+}
