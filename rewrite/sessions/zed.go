@@ -367,6 +367,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 		return
 	}
 	zc, known := z.calls.Get(key)
+	fresh := false
 	if !known || tag == "tool_call" && zc.sawToolCall {
 		k := key.Session + "\x00" + key.ToolCallID
 		n, _ := z.counts.Get(k)
@@ -376,6 +377,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 		// proxy does not know until a frame carries it.
 		zc = &zcall{n: n, contentKnown: tag == "tool_call"}
 		z.calls.Put(key, zc)
+		fresh = true
 	}
 	zc.sawToolCall = zc.sawToolCall || tag == "tool_call"
 	if _, ok := rawjson.Lookup(upd, "_meta", zedInfoKey); ok {
@@ -391,7 +393,10 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 	defer z.calls.Resize(key)
 	replay := z.replayingSession(key.Session)
 	if z.keyOn() && !zc.agentKey {
-		kid := r.zedChild(zc, cl, key)
+		// A replay puts its children in its own order, the launches'
+		// (the oldest launch's child is the first P6 drops), so that
+		// those it brings back empty never push out those kept whole.
+		kid := r.zedChild(zc, cl, key, replay && fresh)
 		if s, err := cl.sub(); err == nil && kid != nil {
 			kid.prompt, kid.result = deref(s.Prompt), deref(s.ResultText)
 			if kid.result == "" && zc.contentKnown {
@@ -399,7 +404,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 			}
 			z.kids.Resize(zc.child)
 		}
-		if kid != nil && (replay || kid.loaded) {
+		if zc.child != "" && (replay || kid != nil && kid.loaded) {
 			info := append(append([]byte(`{"session_id":`), rawjson.Text(zc.child)...), `,"message_start_index":0}`...)
 			c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "_meta", zedInfoKey}, Value: info})
 			if s, err := cl.sub(); err == nil && s.ToolName != "" {
@@ -417,8 +422,9 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 // use: C is the agent's own child id where it has one, else S4's
 // synthesized id, derived from the session, the toolCallId and the
 // launches of that id since the session's last load (the same on every
-// replay).
-func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key) *zchild {
+// replay). renew (a replay's first frame of the call) makes it the
+// newest child; nil when it is not held.
+func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key, renew bool) *zchild {
 	z := r.zed
 	if zc.child == "" {
 		zc.child = childID(key.Session, key.ToolCallID, zc.n)
@@ -427,7 +433,16 @@ func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key) *zchild {
 		}
 	}
 	if k, ok := z.kids.Get(zc.child); ok {
+		if renew && !z.kids.Put(zc.child, k) {
+			return nil
+		}
 		return k
+	}
+	if renew && z.kids.Len() >= r.kidsCap() {
+		// The replay brings back a child P6 dropped while the table is
+		// full: it is not made again at the cost of one kept whole (a
+		// load of it gets {} alone, Z2).
+		return nil
 	}
 	k := &zchild{parent: key.Session, toolCallID: key.ToolCallID}
 	if !z.kids.Put(zc.child, k) {
@@ -449,7 +464,7 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 	}
 	replay := z.replayingSession(sid)
 	if z.keyOn() && !zc.agentKey {
-		if kid := r.zedChild(zc, cl, key); kid != nil {
+		if kid := r.zedChild(zc, cl, key, false); kid != nil {
 			r.keep(zc.child, kid, upd, replay)
 			// A child loaded during its parent's replay (loads before
 			// the replay reset it) gets the rest of the replay too.
@@ -488,6 +503,14 @@ func (r *rewriter) zedMeta(zc *zcall, cl *call, replay bool) []byte {
 		m, _ = rawjson.Set(m, append(append([]byte(`{"session_id":`), rawjson.Text(zc.child)...), `,"message_start_index":0}`...), zedInfoKey)
 	}
 	return m
+}
+
+// kidsCap is the most child threads the table holds (P6's entry cap).
+func (r *rewriter) kidsCap() int {
+	if r.env.MaxEntries > 0 {
+		return r.env.MaxEntries
+	}
+	return table.DefaultEntries
 }
 
 // keep adds a linked frame to child C's thread (Z2, Z3): the first frame

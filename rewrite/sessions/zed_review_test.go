@@ -398,3 +398,59 @@ func TestZedReviewAgentsOwnKey(t *testing.T) {
 		})
 	}
 }
+
+// TestZedReviewManyChildren: thousands of subagents with hostile frame
+// sizes keep what Z2 says and no more: a frame past a child's 4 MiB is
+// not kept (nor any after it: a thread has no hole), and past 16 MiB
+// for the connection the oldest children go first; every load is still
+// answered {} (P6).
+func TestZedReviewManyChildren(t *testing.T) {
+	tests := []struct {
+		name             string
+		children, chunks int
+		size             int
+		// whole: the newest children, served whole.
+		whole int
+	}{
+		{"2000 children of 24 KiB", 2000, 3, 8 << 10, 200},
+		{"one frame past a child's bound", 1, 2, 5 << 20, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			text := strings.Repeat("z", tc.size)
+			for i := range tc.children {
+				id := fmt.Sprintf("toolu_%d", i)
+				c.r.Handle(pipe.Agent, []byte(launchFrame(id)), nil)
+				for range tc.chunks {
+					c.r.Handle(pipe.Agent, []byte(linkedChunk(id, text)), nil)
+				}
+			}
+			c.client(loadFrame("1", "s1"))
+			var kids []string
+			for i := range tc.children {
+				kids = append(kids, childOf(c.agent(launchFrame(fmt.Sprintf("toolu_%d", i)))))
+			}
+			c.agent(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			served := 0
+			for i, kid := range kids {
+				outs := c.r.Handle(pipe.Client, []byte(loadFrame("2", kid)), nil)
+				if len(outs) == 0 || string(outs[len(outs)-1].Frame) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+					t.Fatalf("Z2: the load of child %d was not answered {}", i)
+				}
+				for _, o := range outs {
+					served += len(o.Frame)
+				}
+				if i >= tc.children-tc.whole && len(outs) != 2+tc.chunks {
+					t.Errorf("Z2: child %d (of the newest) gave %d frames, want %d", i, len(outs), 2+tc.chunks)
+				}
+				if tc.whole == 0 && len(outs) != 2 {
+					t.Errorf("Z2: a child whose first frame is past 4 MiB gave %d frames, want the prompt and {}", len(outs))
+				}
+			}
+			if served > 17<<20 {
+				t.Errorf("P6: the children served %d bytes: more than the 16 MiB kept", served)
+			}
+		})
+	}
+}
