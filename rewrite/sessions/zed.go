@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -387,7 +388,9 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 		zc.contentKnown = len(content) <= maxKeptContent
 		zc.vendorContent = nil
 		if zc.contentKnown {
-			zc.vendorContent = bytes.Clone(content)
+			// What the client may see of it: no session link (P3).
+			kept, _ := withoutLinks(content)
+			zc.vendorContent = bytes.Clone(kept)
 		}
 	}
 	defer z.calls.Resize(key)
@@ -414,9 +417,15 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, 
 	}
 	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && zc.sentProgress != "" && !cl.status.Ended() &&
 		r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitAll {
-		c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "content"}, Value: withProgress(zc.vendorContent, zc.sentProgress)})
+		// It replaces stripLinks' edit of the content, if any: one edit
+		// per path.
+		c.edits = slices.DeleteFunc(c.edits, func(e rawjson.Edit) bool { return slices.Equal(e.Path, contentPath) })
+		c.edits = append(c.edits, rawjson.Edit{Path: contentPath, Value: withProgress(zc.vendorContent, zc.sentProgress)})
 	}
 }
+
+// contentPath is a session/update's tool call content.
+var contentPath = []string{"params", "update", "content"}
 
 // zedChild returns the child thread of launch call zc (Z2), made on first
 // use: C is the agent's own child id where it has one, else S4's

@@ -454,3 +454,48 @@ func TestZedReviewManyChildren(t *testing.T) {
 		})
 	}
 }
+
+// TestZedReviewProgressKeepsP3: the launch call's content Z4 puts in
+// front of the progress is what the client may see: a {"type":"session"}
+// link the agent sent unasked is stripped there too (P3), in the
+// progress updates and in the agent's later frames alike, and the
+// content stays valid ACP.
+func TestZedReviewProgressKeepsP3(t *testing.T) {
+	link := `{"type":"session","sessionId":"agent-child"}`
+	text := `{"type":"content","content":{"type":"text","text":"working"}}`
+	withContent := func(content string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","content":` + content + `,"_meta":{"claudeCode":{"toolName":"Agent"}}}}}`
+	}
+	tests := []struct {
+		name    string
+		content string
+	}{
+		{"a link after the text", "[" + text + "," + link + "]"},
+		{"a link alone", "[" + link + "]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			c.agent(launchFrame("toolu_1"))
+			var outs []route.Out
+			outs = append(outs, c.agent(withContent(tc.content))...)
+			outs = append(outs, c.agent(zedLinkedFrame("toolu_1", `"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read"`))...)
+			outs = append(outs, c.agent(withContent(tc.content))...)
+			progress := 0
+			for _, o := range outs {
+				if o.To != pipe.Client {
+					continue
+				}
+				if bytes.Contains(o.Frame, []byte(`"type":"session"`)) {
+					t.Errorf("P3: a session link reached a client that did not opt in: %s", o.Frame)
+				}
+				if bytes.Contains(o.Frame, []byte(`"progress":true`)) {
+					progress++
+				}
+			}
+			if progress != 2 {
+				t.Errorf("Z4: %d frames carry the progress, want 2 (the update and the agent's later frame)", progress)
+			}
+		})
+	}
+}
