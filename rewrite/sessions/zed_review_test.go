@@ -274,6 +274,15 @@ func TestZedReviewChildThreads(t *testing.T) {
 				t.Errorf("Z2: a permission request after the parent's reload went to %q", sessionOf(outs[0]))
 			}
 		}},
+		{"a new connection names the same child", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.agent(launchFrame("toolu_1")) // the same id launched again
+			first := c.reopenS1("1", "1", "toolu_1")
+			other := newZedConn(t, zedInit, loadAgentInit)
+			if again := other.reopenS1(`"x"`, `"x"`, "toolu_1"); again != first || first == "" {
+				t.Errorf("Z1: C is %q in one connection, %q in the next", first, again)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
