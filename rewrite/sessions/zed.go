@@ -88,6 +88,9 @@ type zcall struct {
 	// of its own: the key, the child's load and its frames are the
 	// agent's (Z1, Z2).
 	agentKey bool
+	// made: a child thread was made for the call (since the session's
+	// last load); once P6 dropped it, later frames start no headless one.
+	made bool
 	// vendorContent is the content the vendor last gave the call (nil
 	// when none or unknown: larger than maxKeptContent).
 	vendorContent []byte
@@ -447,12 +450,16 @@ func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key, renew bool) *zc
 		}
 		return k
 	}
+	if zc.made && !renew {
+		return nil // dropped (P6): its later frames alone would be a thread with a hole
+	}
 	if renew && z.kids.Len() >= r.kidsCap() {
 		// The replay brings back a child P6 dropped while the table is
 		// full: it is not made again at the cost of one kept whole (a
 		// load of it gets {} alone, Z2).
 		return nil
 	}
+	zc.made = true
 	k := &zchild{parent: key.Session, toolCallID: key.ToolCallID}
 	if !z.kids.Put(zc.child, k) {
 		return nil

@@ -508,3 +508,52 @@ func TestZedReviewProgressKeepsP3(t *testing.T) {
 		})
 	}
 }
+
+// TestZedReviewNoHoles: a child thread P6 dropped while its subagent
+// still works is not started again, headless, by the subagent's later
+// frames: a thread holds the subagent's frames from its first, or none
+// (Z2: the oldest child dropped first; a frame past what is kept is
+// never followed by one kept).
+func TestZedReviewNoHoles(t *testing.T) {
+	big := strings.Repeat("b", 1<<20)
+	tests := []struct {
+		name     string
+		children int // launched after A, 3 MiB each
+		want     string
+	}{
+		{"A kept: whole", 3, "Copy it|" + strings.Repeat("b|", 3) + "late"},
+		{"A dropped: the prompt alone", 5, "Copy it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			chunk := func(tc string) {
+				c.r.Handle(pipe.Agent, []byte(linkedChunk(tc, big)), nil)
+			}
+			c.agent(launchFrame("A"))
+			for range 3 {
+				chunk("A")
+			}
+			for i := range tc.children {
+				id := fmt.Sprintf("B%d", i)
+				c.agent(launchFrame(id))
+				for range 3 {
+					chunk(id)
+				}
+			}
+			c.agent(linkedChunk("A", "late"))
+			c.client(loadFrame("1", "s1"))
+			child := childOf(c.agent(launchFrame("A")))
+			c.agent(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			texts, ok := childThread(c.r.Handle(pipe.Client, []byte(loadFrame("2", child)), nil), child, "2")
+			for i, s := range texts {
+				if s == big {
+					texts[i] = "b"
+				}
+			}
+			if got := strings.Join(texts, "|"); !ok || got != tc.want {
+				t.Errorf("Z2: A's thread is %q (answered %v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
