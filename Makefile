@@ -1,5 +1,6 @@
 # acp-normalize — see README.md. `make test` is what CI runs.
 GO        ?= go
+# BIN is run as a path (it holds a slash): bin/acp-normalize, or absolute.
 BIN       ?= bin/acp-normalize
 FUZZTIME  ?= 30s
 BENCHTIME ?= 2s
@@ -28,20 +29,22 @@ demo: build
 	@echo
 	@echo "Replaying $(DEMO_CAPTURE) through acp-normalize:"
 	@echo
-	@./$(BIN) replay --format pretty $(DEMO_CAPTURE)
-	@./$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
+	@$(BIN) replay --format pretty $(DEMO_CAPTURE)
+	@$(BIN) replay --format html $(DEMO_CAPTURE) > $(DEMO_HTML)
 	@echo "One line per frame (C→A client to agent, A→C agent to client); under a frame, what"
 	@echo "acp-normalize did: ~ replaced (the fields it added), ✗ dropped, ↩ replied, + emitted."
 	@echo
 	@echo "In a browser:      file://$(abspath $(DEMO_HTML))"
-	@echo "Only the changes:  ./$(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
+	@echo "Only the changes:  $(BIN) replay --diff --format pretty $(DEMO_CAPTURE)"
 	@echo "More:              README.md, \"Debugging a session\""
 
 ## viewer-screenshot: the README's screenshot of the demo capture's viewer
-## (docs/viewer.png), taken by the browser test in headless Chromium.
+## (docs/viewer.png), taken by the browser test in headless Chromium; the
+## header it shows is kept in the PNG, and TestViewerScreenshotIsCurrent
+## fails when the build's version or modules no longer match it.
 viewer-screenshot:
 	$(GO) test ./cmd/acp-normalize -run '^TestViewerInBrowser$$/^screenshot$$' -count=1 -v \
-		-viewer.screenshot=$(CURDIR)/docs/viewer.png
+		-viewer.screenshot=$(CURDIR)/docs/viewer.png -viewer.capture=$(DEMO_CAPTURE)
 
 ## viewer-large: the viewer of a synthetic 100,000-frame capture, opened
 ## in headless Chromium; prints the sizes and times (kept in bin/viewer-large).
@@ -50,7 +53,7 @@ viewer-large:
 	$(GO) test ./cmd/acp-normalize -run '^TestViewerInBrowser$$/^synthetic$$' -count=1 -v \
 		-viewer.frames=100000 -viewer.keep=$(CURDIR)/bin/viewer-large
 
-## test: format and vet checks, the cross-platform build, then every test with the race detector.
+## test: gofmt, go vet and staticcheck (lint), the cross-platform build, then every test with the race detector.
 test: lint cross interop-deps
 	$(GO) test -race -count=1 ./...
 
@@ -67,18 +70,18 @@ interop-deps:
 		echo "npm not found: the TypeScript SDK interop and conductor tests will be skipped"; \
 	fi
 
-## lint: gofmt and go vet (what a clean CI machine has without downloads),
-## then staticcheck when it is installed (it is never downloaded here:
-## go install honnef.co/go/tools/cmd/staticcheck@v0.8.2).
+## lint: gofmt, go vet, then staticcheck at the pinned version, run with
+## `go run` (the same here, in .ci/run and on a laptop: nothing to install,
+## the module proxy and its checksum database serve it; it builds with its
+## own go.mod, not ours). Any finding fails. Checks turned off, and why:
+## staticcheck.conf.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	@if command -v staticcheck >/dev/null 2>&1; then \
-		echo "staticcheck ./..."; staticcheck ./...; \
-	else \
-		echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; \
-	fi
+	$(STATICCHECK) ./...
 
 ## cross: build and vet (tests included) for every platform editors run on,
 ## as the release builds them (CGO off, -trimpath: the release tests then

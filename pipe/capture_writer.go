@@ -3,11 +3,18 @@ package pipe
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
+
+// ErrCaptureStalled is the error of CloseWithin when it gave up on a
+// target that took nothing for its whole bound (a FIFO nobody reads).
+var ErrCaptureStalled = errors.New("the recording target took nothing")
 
 // DefaultCaptureQueue is the default bound, in bytes, of the records a
 // CaptureWriter holds that are not written yet.
@@ -59,17 +66,31 @@ type CaptureWriter struct {
 	closed    bool
 	done      chan struct{}
 	err       error // first write error
+	unwritten int64 // records CloseWithin gave up on
 
-	w *bufio.Writer // used by the writing goroutine only
+	accepted atomic.Int64  // bytes the target has taken: CloseWithin's sign of progress
+	w        *bufio.Writer // used by the writing goroutine only
 	// sink, when set, takes each record in w's stead (NewCaptureSink).
 	sink func(Record)
+}
+
+// countingWriter counts the bytes its writer has taken.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (cw countingWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n.Add(int64(n))
+	return n, err
 }
 
 // NewCaptureWriter returns a CaptureWriter writing to w. With raw set,
 // secrets are not redacted. Close it to write out what is queued.
 func NewCaptureWriter(w io.Writer, raw bool) *CaptureWriter {
-	c := &CaptureWriter{w: bufio.NewWriterSize(w, writeBufferSize), raw: raw, now: time.Now,
-		limit: DefaultCaptureQueue, done: make(chan struct{})}
+	c := &CaptureWriter{raw: raw, now: time.Now, limit: DefaultCaptureQueue, done: make(chan struct{})}
+	c.w = bufio.NewWriterSize(countingWriter{w, &c.accepted}, writeBufferSize)
 	c.changed.L = &c.mu
 	return c
 }
@@ -169,8 +190,19 @@ func (c *CaptureWriter) Flush() error {
 
 // Close writes a "dropped" event for records dropped at the end, waits
 // until everything queued is written and flushed, stops the writer and
-// returns the first write error. Later writes are ignored.
-func (c *CaptureWriter) Close() error {
+// returns the first write error. Later writes are ignored. It waits for
+// the target as long as it takes: see CloseWithin for a bound.
+func (c *CaptureWriter) Close() error { return c.CloseWithin(0) }
+
+// CloseWithin is Close that gives up on a target that has taken no byte
+// for stall (none: no bound): a FIFO nobody opens or reads, a stuck
+// disk. Waiting is bounded by the target's silence, not by the time the
+// writing takes, so a slow but moving disk still gets everything. When it
+// gives up it returns an error wrapping ErrCaptureStalled, Unwritten
+// counts the records that were queued but not written (the batch being
+// written among them), and the writing goroutine is left blocked on the
+// target: the caller is about to exit, or must not use the target again.
+func (c *CaptureWriter) CloseWithin(stall time.Duration) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -185,18 +217,59 @@ func (c *CaptureWriter) Close() error {
 	c.changed.Broadcast()
 	started := c.started
 	c.mu.Unlock()
-	if started {
-		<-c.done
-	} else if c.w == nil {
-		// A sink: nothing buffered.
-	} else if err := c.w.Flush(); err != nil {
+	if !started {
+		// Nothing was ever queued: the buffer is empty (a sink has
+		// none), the flush writes nothing.
+		if c.w != nil {
+			if err := c.w.Flush(); err != nil {
+				c.mu.Lock()
+				c.err = err
+				c.mu.Unlock()
+			}
+		}
+	} else if !c.waitDone(stall) {
 		c.mu.Lock()
-		c.err = err
-		c.mu.Unlock()
+		defer c.mu.Unlock()
+		c.unwritten = c.nQueued - c.written
+		err := fmt.Errorf("%w for %v: %d records were not written", ErrCaptureStalled, stall, c.unwritten)
+		c.err = errors.Join(c.err, err)
+		return c.err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
+}
+
+// waitDone waits for the writing goroutine to end, and reports whether it
+// did before the target stayed silent for stall (0: no bound).
+func (c *CaptureWriter) waitDone(stall time.Duration) bool {
+	if stall <= 0 {
+		<-c.done
+		return true
+	}
+	t := time.NewTimer(stall)
+	defer t.Stop()
+	last := c.accepted.Load()
+	for {
+		select {
+		case <-c.done:
+			return true
+		case <-t.C:
+			n := c.accepted.Load()
+			if n == last {
+				return false
+			}
+			last = n
+			t.Reset(stall)
+		}
+	}
+}
+
+// Unwritten returns the number of records CloseWithin gave up on.
+func (c *CaptureWriter) Unwritten() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unwritten
 }
 
 // Dropped returns the number of records dropped because the queue was

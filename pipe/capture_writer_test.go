@@ -42,7 +42,7 @@ func (g *gatedWriter) String() string {
 // TestCaptureWriterNeverWaitsForTheDisk: with the disk stuck, Write still
 // returns at once (the relay goes on); records beyond the queue bound are
 // dropped and a "dropped" event with their count takes their place; the
-// order and numbering of the records kept are exact (R1, issue 8 item 5).
+// order and numbering of the records kept are exact (R1).
 func TestCaptureWriterNeverWaitsForTheDisk(t *testing.T) {
 	g := newGatedWriter()
 	cw := NewCaptureWriter(g, false)
@@ -138,7 +138,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // TestCaptureWriterRedactsText: secrets in lines that are not valid JSON
-// frames are found too (R2, issue 8 item 6); --record-raw keeps them.
+// frames are found too (R2); --record-raw keeps them.
 func TestCaptureWriterRedactsText(t *testing.T) {
 	text := "Authorization: Bearer abcdefghijkl"
 	stderr := "using ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -206,6 +206,32 @@ func TestCaptureWriterTakesOneHugeRecord(t *testing.T) {
 	}
 	if got := strings.Count(g.String(), string(huge)); got != 1 {
 		t.Fatalf("the capture holds the huge frame %d times, want 1", got)
+	}
+}
+
+// TestCaptureWriterCloseWithinGivesUpOnASilentTarget: a target that takes
+// nothing (a FIFO nobody reads) does not hold Close for ever: CloseWithin
+// gives up once the target has been silent for its bound, says so with
+// ErrCaptureStalled and counts the records not written; the queued exit
+// event is among them (R1).
+func TestCaptureWriterCloseWithinGivesUpOnASilentTarget(t *testing.T) {
+	g := newGatedWriter()
+	defer close(g.gate) // lets the writing goroutine end with the test
+	cw := NewCaptureWriter(g, false)
+	cw.Write(Record{From: Client, Frame: []byte(`{"a":1}`)})
+	<-g.entered // the target takes nothing from now on
+	cw.Write(Record{From: Client, Frame: []byte(`{"a":2}`)})
+	code := 0
+	cw.Write(Record{Event: "exit", Code: &code})
+	err := cw.CloseWithin(time.Millisecond)
+	if !errors.Is(err, ErrCaptureStalled) {
+		t.Fatalf("CloseWithin = %v, want ErrCaptureStalled", err)
+	}
+	if got := cw.Unwritten(); got != 3 {
+		t.Errorf("Unwritten() = %d, want 3", got)
+	}
+	if err := cw.Close(); !errors.Is(err, ErrCaptureStalled) {
+		t.Errorf("a second Close = %v, want the same error", err)
 	}
 }
 

@@ -44,7 +44,7 @@ type Envelope struct {
 	// Method is the method string's characters: the bytes between its
 	// quotes, or, when it has an escape ("session\/update"), the string
 	// decoded (the one allocation Peek may make: a method a parser reads
-	// the same is the same method, issue 14).
+	// the same is the same method).
 	Method []byte
 	// ID is the raw JSON of the id member, exactly as on the wire, or nil
 	// when the frame has none.

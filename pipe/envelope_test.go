@@ -35,7 +35,7 @@ func TestPeek(t *testing.T) {
 		{"unterminated string", `{"id":1,"method":"m}`, Invalid, "", "", false},
 		{"method not a string", `{"id":1,"method":5}`, Invalid, "", "", false},
 		{"escaped backslash before quote", `{"method":"a\\","id":2}`, Request, `a\`, "2", false},
-		// Issue 14 item 6: what a parser reads the same is the same.
+		// What a parser reads the same is the same.
 		{"escaped method decoded", `{"method":"session\/update"}`, Notification, "session/update", "", false},
 		{"escaped keys", `{"m\u0065thod":"m","\u0069d":3}`, Request, "m", "3", false},
 		{"escaped result key", `{"id":1,"r\u0065sult":{}}`, Response, "", "1", false},

@@ -49,7 +49,7 @@ func redactBenchFrames() []struct {
 }
 
 // BenchmarkRedactLargeFrame: what redaction costs the capture writer per
-// large frame (R2; issue 14.8 measures it before and after).
+// large frame (R2).
 func BenchmarkRedactLargeFrame(b *testing.B) {
 	for _, bf := range redactBenchFrames() {
 		b.Run(bf.name, func(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestRedactEscapedKeys: a key spelled with escapes names the same secret
-// (R2, issue 8 item 6).
+// (R2).
 func TestRedactEscapedKeys(t *testing.T) {
 	checkRedact(t, []redactCase{
 		{"escaped underscore", `{"api\u005fkey":"sk-1"}`, `{"api\u005fkey":"<redacted>"}`},
@@ -23,8 +23,7 @@ func TestRedactEscapedKeys(t *testing.T) {
 }
 
 // TestRedactDeepFrame: a frame nested two million deep with a secret key
-// inside is redacted, not a crash of the whole proxy by stack overflow
-// (issue 8 item 5).
+// inside is redacted, not a crash of the whole proxy by stack overflow.
 func TestRedactDeepFrame(t *testing.T) {
 	const depth = 2_000_000
 	for _, tt := range []struct{ name, open, close, inner, want string }{
@@ -93,7 +92,7 @@ func TestRedactText(t *testing.T) {
 	})
 }
 
-// TestRedactArgsShapes: the agent argv of the start event (issue 8 item 6).
+// TestRedactArgsShapes: the agent argv of the start event.
 func TestRedactArgsShapes(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -153,7 +152,7 @@ func FuzzRedactMatchesRecursive(f *testing.F) {
 }
 
 // BenchmarkRedactSingleCase: a 2 MiB string of one letter in a frame with a
-// secret key (issue 8 item 5: the old pre-check took 22 s for it).
+// secret key (the old pre-check took 22 s for it).
 func BenchmarkRedactSingleCase(b *testing.B) {
 	frame := []byte(`{"jsonrpc":"2.0","method":"m","params":{"text":"` + strings.Repeat("A", 2<<20) + `","token":"x"}}`)
 	b.SetBytes(int64(len(frame)))

@@ -10,7 +10,7 @@ import (
 )
 
 // TestRedactR2Strengthened: the secrets rule R2 as strengthened on
-// 2026-12-01 (issue 14.8), in frames that are valid JSON: key names with
+// 2026-12-01, in frames that are valid JSON: key names with
 // "key" as a word and passwd/pwd; string values that are themselves JSON,
 // redacted inside and re-encoded; Basic and Bearer credentials and URL
 // passwords inside any string; the token shapes inside any string value.
@@ -99,7 +99,7 @@ func TestRedactTextR2Strengthened(t *testing.T) {
 	})
 }
 
-// TestCaptureWriterR2Strengthened: the four kinds of secret issue 14.8
+// TestCaptureWriterR2Strengthened: the four kinds of secret a review
 // found in captures are gone from what the capture writer writes.
 func TestCaptureWriterR2Strengthened(t *testing.T) {
 	frames := []string{

@@ -1,6 +1,6 @@
 package pipe
 
-// This file keeps the recursive redactor of before issue 8 as the
+// This file keeps the recursive redactor the proxy had first as the
 // reference the linear one is checked against (FuzzRedactMatchesRecursive).
 // It shares the rules for a key (isSecretKey) and for what is inside a
 // string value (redactStringValue) and differs in the walk: recursion
@@ -143,8 +143,8 @@ func (rd *oldRedactor) array(i int, secret, envList bool) (int, error) {
 	}
 }
 
-// The token shapes as regular expressions, as RedactText searched for
-// them before issue 14 (FuzzRedactShapesMatchRegexp checks the marker
+// The token shapes as regular expressions, as RedactText once searched for
+// them (FuzzRedactShapesMatchRegexp checks the marker
 // search against them).
 var oldTokenShapes = regexp.MustCompile(`\b(?:` +
 	`sk-[A-Za-z0-9_-]{16,}` +

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestCheck: Check says which of the two things is wrong (issue 14: a
+// TestCheck: Check says which of the two things is wrong (a
 // valid frame nested 500,000 deep was reported as not valid JSON).
 func TestCheck(t *testing.T) {
 	tests := []struct {

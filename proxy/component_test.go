@@ -97,6 +97,19 @@ func (p *conductorPeer) send(frame string) {
 	}
 }
 
+// sendAsync writes frame from a goroutine of its own, for a frame larger
+// than the pipe takes before the test reads the other end, and returns
+// the channel its write error arrives on: the test goroutine checks it,
+// since t.Fatalf ends only the goroutine it is called from.
+func (p *conductorPeer) sendAsync(frame string) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(p.in, frame+"\n")
+		errc <- err
+	}()
+	return errc
+}
+
 // expect reads the component's next line and compares it byte for byte.
 func (p *conductorPeer) expect(want string) {
 	p.t.Helper()
@@ -373,10 +386,13 @@ func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 
 	const size = 64 << 20
 	text := strings.Repeat("x", size)
-	go p.send(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","text":"` + text + `"}}}`)
+	sent := p.sendAsync(`{"jsonrpc":"2.0","method":"_proxy/successor/notification","params":{"method":"session/update","params":{"sessionId":"s","text":"` + text + `"}}}`)
 	got, err := p.out.ReadString('\n')
 	if err != nil || len(got) < size {
 		t.Fatalf("the huge frame did not pass: %d bytes, %v", len(got), err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("writing the huge frame to the component: %v", err)
 	}
 	got, text = "", ""
 	// Two more frames: every reader and scratch buffer has moved on.
@@ -390,9 +406,12 @@ func TestK2ComponentHugeWrappedFrameNotKept(t *testing.T) {
 
 	// The other way: a huge client frame wrapped for the successor.
 	text = strings.Repeat("y", size)
-	go p.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","text":"` + text + `"}}`)
+	sent = p.sendAsync(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","text":"` + text + `"}}`)
 	if got, err = p.out.ReadString('\n'); err != nil || len(got) < size {
 		t.Fatalf("the huge client frame did not pass: %d bytes, %v", len(got), err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("writing the huge client frame to the component: %v", err)
 	}
 	got, text = "", ""
 	for range 2 {

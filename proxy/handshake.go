@@ -115,10 +115,11 @@ func handshakeReply(frame []byte, herr *HandshakeError) []byte {
 // relayed. Otherwise every byte passes on unchanged, and past the first
 // frame the guard only passes reads through.
 type guardHandshake struct {
-	r    io.Reader
-	fail func(frame []byte) error
-	line []byte // the first line so far
-	done bool
+	r       io.Reader
+	fail    func(frame []byte) error
+	line    []byte // the first line so far
+	started bool   // a line was seen: a BOM is removed from the first only
+	done    bool
 }
 
 // maxGuardedLine bounds what the guard holds of a first line (P6): an
@@ -143,13 +144,18 @@ func (g *guardHandshake) Read(p []byte) (int, error) {
 		g.line = append(g.line, chunk[:i]...)
 		chunk = chunk[i+1:]
 		frame := pipe.TrimLineEnding(append(g.line, '\n'))
+		if !g.started {
+			// As the relay's reader does (F1): the stream's BOM goes,
+			// even on a line of its own, which is then blank.
+			g.started, frame = true, stripBOM(frame)
+		}
 		if len(trimSpace(frame)) == 0 {
 			g.line = g.line[:0] // a blank line (F1) is no first frame
 			continue
 		}
 		g.done = true
-		if HandshakeOf(stripBOM(frame)) != NoHandshake {
-			return 0, g.fail(stripBOM(frame))
+		if HandshakeOf(frame) != NoHandshake {
+			return 0, g.fail(frame)
 		}
 		g.line = nil
 	}

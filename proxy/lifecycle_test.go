@@ -98,7 +98,7 @@ sleep 30`
 	}
 }
 
-// F5 (issue 8.2): client EOF ends the session even while the client loop
+// F5: client EOF ends the session even while the client loop
 // is blocked writing a frame larger than a pipe to an agent that never
 // reads its stdin: the grace runs from the EOF, then the agent's stdin is
 // closed (which frees the writer) and the agent gets SIGTERM.
@@ -116,7 +116,7 @@ func TestRunClientEOFWhileAgentDoesNotRead(t *testing.T) {
 	}
 }
 
-// F5/P6 (issue 8.3): an agent that writes 20000 cursor/task-like requests
+// F5/P6: an agent that writes 20000 cursor/task-like requests
 // before it reads its stdin is served: the replies queue up (bounded in
 // bytes) while the agent's stdout keeps being read, and nothing stops.
 func TestRunBurstOfRepliesToAnAgentNotReading(t *testing.T) {

@@ -19,7 +19,7 @@ func (w *gateWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// P6/F5 (issue 8.3): a queue whose side does not read accepts replies up
+// P6/F5: a queue whose side does not read accepts replies up
 // to maxQueuedBytes, however many, then makes the sender wait (a limit
 // gives up), and frees the sender once the side reads again.
 func TestSendQueueBoundedInBytes(t *testing.T) {

@@ -226,7 +226,8 @@ func (c *connection) live(fn func()) bool {
 	return true
 }
 
-// recordEvent writes a start or exit event to the capture, if any.
+// recordEvent queues a start or exit event for the capture, if any; it
+// never waits for the capture's target.
 func (c *connection) recordEvent(rec pipe.Record) {
 	capture := c.cfg.Router.Capture
 	if capture == nil {
@@ -253,8 +254,8 @@ func (c *connection) recordEvent(rec pipe.Record) {
 		rec.Options = append([]string{}, c.cfg.Options...)
 		rec.IDToken = c.cfg.Router.IDToken
 	}
+	// Queued, never flushed here: the caller may hold the connection's
+	// lock, and the recording target may be a FIFO nobody reads (R1).
+	// Write errors are reported when the capture is closed.
 	capture.Write(rec)
-	if err := capture.Flush(); err != nil {
-		c.log.Warn("writing the recording failed", "err", err)
-	}
 }

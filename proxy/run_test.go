@@ -51,9 +51,10 @@ func TestRun(t *testing.T) {
 			defer stdinW.Close()
 			go func() { _, _ = io.WriteString(stdinW, tt.stdin) }()
 			var capture bytes.Buffer
+			cw := pipe.NewCaptureWriter(&capture, false)
 			code, err := Run(Config{
 				Argv:        []string{"sh", "-c", tt.agent},
-				Router:      route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: pipe.NewCaptureWriter(&capture, false)},
+				Router:      route.RouterConfig{Modules: []rewrite.Module{rewritetest.Module()}, Version: "t", Capture: cw},
 				KillGrace:   5 * time.Second,
 				Stdin:       stdinR,
 				Stdout:      &stdout,
@@ -61,6 +62,10 @@ func TestRun(t *testing.T) {
 				Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
 			if err != nil {
+				t.Fatal(err)
+			}
+			// Run only queues the capture's records: its owner closes it.
+			if err := cw.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if code != tt.code || stdout.String() != tt.stdout {

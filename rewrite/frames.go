@@ -114,3 +114,16 @@ func RequestFrame(id []byte, method string, params any) ([]byte, error) {
 	}
 	return append(out, '}'), nil
 }
+
+// PeerInfo reads a side's name and version from the initialize exchange:
+// v1's clientInfo or agentInfo member of obj ("params" or "result"), else
+// v2's info.
+func PeerInfo(frame []byte, obj, v1 string) (name, version string) {
+	for _, member := range []string{v1, "info"} {
+		if n, ok := rawjson.LookupString(frame, obj, member, "name"); ok {
+			v, _ := rawjson.LookupString(frame, obj, member, "version")
+			return n, v
+		}
+	}
+	return "", ""
+}

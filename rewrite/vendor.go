@@ -39,7 +39,7 @@ func ClosedSession(f *Frame) (string, bool) {
 // agentInfo.name (an exact match). Only the answer to the client's
 // initialize request counts (Frame.Initialize): an agentInfo in any other
 // response (a session/new result, an answer nobody asked for) names
-// nothing (issue 14). Before that, and on every other connection, the
+// nothing. Before that, and on every other connection, the
 // module must do nothing.
 type Identity struct {
 	names []string

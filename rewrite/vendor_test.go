@@ -16,7 +16,7 @@ func TestIdentity(t *testing.T) {
 		f.Initialize = true
 		return f
 	}
-	// other is another response naming agent name (issue 14: a
+	// other is another response naming agent name (a
 	// session/new result with agentInfo).
 	other := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S","agentInfo":{"name":"codex-x"}}}`), 1)
 	update := NewFrame(pipe.Agent, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{}}}`), 2)

@@ -19,7 +19,7 @@ type proxyRequest struct {
 // prefix (a client that took up the proxy's id scheme for its own
 // requests, a second answer to a request already answered, an answer the
 // client sends after the proxy forgot the request) is forwarded like any
-// other (issue 14.3). r.mu must be held.
+// other. r.mu must be held.
 func (r *Router) proxyAnswer(from pipe.Side, rawID []byte) (string, proxyRequest, bool) {
 	key, _, own := r.ownProxyID(rawID)
 	if !own {

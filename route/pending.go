@@ -32,7 +32,7 @@ func (r *Router) trackClientRequest(env *pipe.Envelope) {
 
 // skipClientID keeps the proxy's later request ids clear of a client
 // request id spelled like one of them, so that no answer is ever
-// ambiguous (issue 14.3). The proxy's requests to the client are told
+// ambiguous. The proxy's requests to the client are told
 // apart from the client's requests to the agent by the side an answer
 // comes from; this also covers requests a module sends to the agent.
 // r.mu must be held.

@@ -268,7 +268,7 @@ type frameCheck struct {
 // input frame of chk, read from side from: a frame that is not valid JSON
 // below its envelope, or is nested deeper than pipe.MaxDepth, goes out as
 // it came and no module sees it (P5), so that every module treats it
-// alike (issue 14: one spliced its snapshot into broken frames, another
+// alike (one spliced its snapshot into broken frames, another
 // did not). Only frames that something wants to rewrite are checked, once
 // each: a passthrough frame never is. The first frame of each kind is
 // logged at warn, later ones at debug. r.mu must be held.

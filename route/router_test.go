@@ -188,7 +188,7 @@ func TestRouterVerdicts(t *testing.T) {
 }
 
 func TestRouterIDsComparedByValue(t *testing.T) {
-	// F6 (issue 8.10): an answer whose id is the request's id spelled
+	// F6: an answer whose id is the request's id spelled
 	// differently still answers it: no "agent exited" for it later.
 	tests := []struct{ name, request, answer string }{
 		{"F6 string with an escape", `"a"`, `"\u0061"`},
@@ -228,7 +228,7 @@ func TestRouterIDsComparedByValue(t *testing.T) {
 		}
 	})
 	t.Run("M initialize result with an escaped result key", func(t *testing.T) {
-		// Issue 14: what a parser reads the same gets the advertisement.
+		// What a parser reads the same gets the advertisement.
 		r := newTestRouter(t, nil, nil)
 		r.Handle(C, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`), nil)
 		outs := r.Handle(A, []byte(`{"jsonrpc":"2.0","id":0,"r\u0065sult":{"agentCapabilities":{}}}`), nil)
@@ -262,7 +262,7 @@ func routerAskingAsT1(t *testing.T) *Router {
 }
 
 func TestRouterOwnProxyIDs(t *testing.T) {
-	// C12 (issue 8.11): a proxy's ids carry its token, and it consumes
+	// C12: a proxy's ids carry its token, and it consumes
 	// only responses to its own ids; a response to another proxy's request
 	// (a proxy in front of or behind it) is forwarded.
 	r := routerAskingAsT1(t)
@@ -272,7 +272,7 @@ func TestRouterOwnProxyIDs(t *testing.T) {
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1x","result":{}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:\u0031","result":{"a":1}}`, []string{`agent emit {"jsonrpc":"2.0","id":5,"result":{"a":1}}`}},
 		// Late or unknown responses under its own ids are not answers to
-		// anything it asked: forwarded (issue 14.3).
+		// anything it asked: forwarded.
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:1","result":{"a":1}}`}},
 		{C, `{"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`, []string{`agent forward {"jsonrpc":"2.0","id":"acp-normalize:t1:99","result":{}}`}},
 	})
@@ -280,7 +280,7 @@ func TestRouterOwnProxyIDs(t *testing.T) {
 
 // TestRouterC12ClientIDsLikeTheProxys: a client whose own request ids look
 // like the proxy's ("acp-normalize:TOKEN:N", after it saw one) gets every
-// answer (issue 14.3). The proxy consumes only answers to requests it has
+// answer. The proxy consumes only answers to requests it has
 // outstanding, from the side it sent them to; everything else is
 // forwarded, and the ids it picks later skip the ones the client used.
 func TestRouterC12ClientIDsLikeTheProxys(t *testing.T) {

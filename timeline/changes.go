@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // fieldChange is one difference between two JSON values at a path.
@@ -139,7 +140,7 @@ func decode(b []byte) (any, bool) {
 // the path ambiguous or that hold runes a terminal must not get (quoted,
 // they are escaped as in Go: "\x1bc").
 func joinPath(path, key string) string {
-	if key == "" || strings.ContainsAny(key, ".[]\" \n\\") || strings.IndexFunc(key, unsafeRune) >= 0 {
+	if key == "" || strings.ContainsAny(key, ".[]\" \n\\") || strings.IndexFunc(key, terminal.Unsafe) >= 0 {
 		key = strconv.Quote(key)
 	}
 	if path == "" {
@@ -150,7 +151,7 @@ func joinPath(path, key string) string {
 
 // render renders the change with values cut to about limit characters.
 func (c fieldChange) render(limit int) string {
-	path := terminalText(c.path) // keys are vendor data
+	path := terminal.Text(c.path) // keys are vendor data
 	switch c.op {
 	case '+':
 		return "+ " + path + " = " + shortValue(c.new, limit)
@@ -188,7 +189,7 @@ func statusFirst(order []string) []string {
 func shortValue(v []byte, limit int) string {
 	v = bytes.TrimSpace(v)
 	if runeLen(string(v)) <= limit {
-		return oneLine(string(v), limit)
+		return terminal.Line(string(v), limit)
 	}
 	switch rawjson.FirstByte(v) {
 	case '{':
@@ -199,7 +200,7 @@ func shortValue(v []byte, limit int) string {
 		var sb strings.Builder
 		sb.WriteByte('{')
 		for i, k := range statusFirst(order) {
-			part := terminalText(k) + ":" + shortValue(m[k], memberLimit)
+			part := terminal.Text(k) + ":" + shortValue(m[k], memberLimit)
 			if i > 0 {
 				part = ", " + part
 			}
@@ -221,8 +222,8 @@ func shortValue(v []byte, limit int) string {
 	case '"':
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			return `"` + oneLine(s, limit) + `"`
+			return `"` + terminal.Line(s, limit) + `"`
 		}
 	}
-	return oneLine(string(v), limit)
+	return terminal.Line(string(v), limit)
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
@@ -44,7 +45,7 @@ func NewDiff(w io.Writer, opts Options) *Diff {
 
 // Begin implements Renderer.
 func (d *Diff) Begin(name string) error {
-	d.name, d.ms, d.clk, d.changed = terminalText(name), newMethods(d.mods), clock{}, 0
+	d.name, d.ms, d.clk, d.changed = terminal.Text(name), newMethods(d.mods), clock{}, 0
 	if d.files > 0 {
 		d.sb.WriteByte('\n')
 	}
@@ -91,7 +92,7 @@ func (d *Diff) Step(s *route.Step) error {
 	}
 	d.sb.WriteString(strings.TrimRight(head, " ") + "\n")
 	if s.Kind == route.StepFrame {
-		d.sb.WriteString("  " + d.p.paint(ansiDim, "<") + " " + terminalText(string(s.In)) + "\n")
+		d.sb.WriteString("  " + d.p.paint(ansiDim, "<") + " " + terminal.Text(string(s.In)) + "\n")
 	}
 	for _, c := range cs {
 		st := opStyle[c.op]
@@ -101,7 +102,7 @@ func (d *Diff) Step(s *route.Step) error {
 			continue
 		}
 		d.sb.WriteString(" → " + c.to.String() + "\n")
-		d.sb.WriteString("  " + d.p.paint(st[2], ">") + " " + terminalText(string(c.frame)) + "\n")
+		d.sb.WriteString("  " + d.p.paint(st[2], ">") + " " + terminal.Text(string(c.frame)) + "\n")
 		if c.op == pipe.OpReplace {
 			for _, fc := range fieldChanges(s.In, c.frame) {
 				d.sb.WriteString("      " + fc.render(diffLimit) + "\n")

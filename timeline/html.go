@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
 )
@@ -116,7 +117,7 @@ func (h *HTML) head(name string) {
 		`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n" +
 		`<meta http-equiv="Content-Security-Policy" content="` + contentSecurityPolicy() + `">` + "\n" +
 		`<meta name="referrer" content="no-referrer">` + "\n" +
-		"<title>" + html.EscapeString(terminalText(title)) + "</title>\n" +
+		"<title>" + html.EscapeString(terminal.Text(title)) + "</title>\n" +
 		"<style>" + viewerCSS + "</style>\n</head>\n<body>\n" + viewerMarkup +
 		"<noscript>The viewer needs JavaScript; the frames are in this file's script elements as JSON.</noscript>\n")
 }

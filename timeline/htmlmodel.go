@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
@@ -184,7 +185,7 @@ func (b *viewBuilder) row(s *route.Step) viewRow {
 		sum := inputSummary(s, b.ms)
 		r.Head, r.Detail, r.IsError, r.Tag = sum.head, sum.detail, sum.isError, sum.tag
 	case route.StepStderr:
-		r.Kind, r.From, r.Head = "stderr", s.From.String(), oneLine(s.Text, 2000)
+		r.Kind, r.From, r.Head = "stderr", s.From.String(), terminal.Line(s.Text, 2000)
 		c.Stderr++
 	case route.StepEvent:
 		r.Kind, r.Head = "event", endLabel(s)
@@ -272,9 +273,9 @@ func (b *viewBuilder) observeInitialize(from pipe.Side, frame []byte) {
 	env := pipe.Peek(frame)
 	switch {
 	case env.Kind == pipe.Request && string(env.Method) == "initialize" && from == pipe.Client:
-		h.Client, h.ClientVersion = peerInfo(frame, "params", "clientInfo")
+		h.Client, h.ClientVersion = rewrite.PeerInfo(frame, "params", "clientInfo")
 		if h.Protocol == "" {
-			h.Protocol = rawText(frame, "params", "protocolVersion")
+			h.Protocol = rawjson.ScalarText(frame, "params", "protocolVersion")
 		}
 		caps, ok := rawjson.Lookup(frame, "params", "clientCapabilities")
 		if !ok {
@@ -282,10 +283,10 @@ func (b *viewBuilder) observeInitialize(from pipe.Side, frame []byte) {
 		}
 		sub, ok := rawjson.Lookup(caps, "subagents")
 		metaSub, _ := rawjson.Lookup(caps, "_meta", "subagents")
-		h.Subagents = ok && rawjson.FirstByte(sub) == '{' || truthy(metaSub)
+		h.Subagents = ok && rawjson.FirstByte(sub) == '{' || rawjson.Truthy(metaSub)
 	case env.Kind == pipe.Response && from == pipe.Agent && b.ms.response(pipe.Client, env.ID) == "initialize":
-		h.Agent, h.AgentVersion = peerInfo(frame, "result", "agentInfo")
-		if p := rawText(frame, "result", "protocolVersion"); p != "" {
+		h.Agent, h.AgentVersion = rewrite.PeerInfo(frame, "result", "agentInfo")
+		if p := rawjson.ScalarText(frame, "result", "protocolVersion"); p != "" {
 			h.Protocol = p
 		}
 	}
@@ -322,19 +323,6 @@ func (b *viewBuilder) meta() viewMeta {
 	return viewMeta{Header: h, Tree: b.tree.finish()}
 }
 
-// peerInfo reads a side's name and version from the initialize exchange:
-// v1's clientInfo or agentInfo member of obj ("params" or "result"), else
-// v2's info.
-func peerInfo(frame []byte, obj, v1 string) (name, version string) {
-	for _, member := range []string{v1, "info"} {
-		if n, ok := rawjson.LookupString(frame, obj, member, "name"); ok {
-			v, _ := rawjson.LookupString(frame, obj, member, "version")
-			return n, v
-		}
-	}
-	return "", ""
-}
-
 // frameSession is the session a frame is about: params.sessionId, or a
 // result's sessionId (session/new).
 func frameSession(frame []byte) string {
@@ -343,32 +331,6 @@ func frameSession(frame []byte) string {
 	}
 	s, _ := rawjson.LookupString(frame, "result", "sessionId")
 	return s
-}
-
-// rawText is a scalar member as text: a string decoded, a number as
-// written.
-func rawText(frame []byte, path ...string) string {
-	v, ok := rawjson.Lookup(frame, path...)
-	if !ok {
-		return ""
-	}
-	if s, ok := rawjson.DecodeString(v); ok {
-		return s
-	}
-	if c := rawjson.FirstByte(v); c == '-' || c >= '0' && c <= '9' {
-		return string(v)
-	}
-	return ""
-}
-
-// truthy reports whether a raw JSON value is truthy as JavaScript reads
-// it (the _meta.subagents opt-in, rule S0).
-func truthy(v []byte) bool {
-	switch string(v) {
-	case "", "null", "false", "0", `""`:
-		return false
-	}
-	return true
 }
 
 // wireText returns bytes as text for the page: the text itself when it is

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 	"github.com/acp-normalize/acp-normalize/route"
@@ -555,5 +556,5 @@ func orKeep(old, v string) string {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return oneLine(s, 80)
+	return terminal.Line(s, 80)
 }

@@ -1,9 +1,11 @@
 package timeline
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/route"
 )
@@ -17,7 +19,16 @@ import (
 type nesting struct {
 	children map[string]*childSession
 	calls    map[string]string // toolCallId -> the title the client has
+	// own are the sessions the client created (a session/new answer) or
+	// named (session/load, session/resume): never a child, whatever the
+	// agent announces (S7).
+	own map[string]bool
 }
+
+// maxIndent is the deepest nesting drawn as indentation: a deeper child
+// is drawn at that depth, its header says how deep it is, so that a chain
+// of thousands of generations does not cost each line its length.
+const maxIndent = 16
 
 // childSession is a child session the client was told of.
 type childSession struct {
@@ -30,11 +41,18 @@ type childSession struct {
 }
 
 func newNesting() *nesting {
-	return &nesting{children: map[string]*childSession{}, calls: map[string]string{}}
+	return &nesting{children: map[string]*childSession{}, calls: map[string]string{}, own: map[string]bool{}}
 }
 
 // observe learns from the frames of s that reach the client.
 func (n *nesting) observe(s *route.Step) {
+	if s.Kind == route.StepFrame && s.From == pipe.Client {
+		if env := pipe.Peek(s.In); env.Kind == pipe.Request && (env.MethodIs("session/load") || env.MethodIs("session/resume")) {
+			if sid, ok := rawjson.LookupString(env.Params, "sessionId"); ok {
+				n.own[sid] = true
+			}
+		}
+	}
 	for _, o := range s.Outs {
 		if o.To == pipe.Client {
 			n.observeFrame(o.Frame)
@@ -44,6 +62,12 @@ func (n *nesting) observe(s *route.Step) {
 
 func (n *nesting) observeFrame(frame []byte) {
 	env := pipe.Peek(frame)
+	if env.Kind == pipe.Response {
+		if sid, ok := rawjson.LookupString(frame, "result", "sessionId"); ok {
+			n.own[sid] = true
+		}
+		return
+	}
 	if !env.MethodIs("session/update") {
 		return
 	}
@@ -53,7 +77,7 @@ func (n *nesting) observeFrame(frame []byte) {
 	switch tag {
 	case "subagent_update":
 		id, _ := rawjson.LookupString(upd, "sessionId")
-		if id == "" {
+		if id == "" || id == sid || n.own[id] {
 			return
 		}
 		c, ok := n.children[id]
@@ -114,7 +138,7 @@ func sessionOf(s *route.Step) string {
 // prefix returns the indentation of a frame of session sid: one bar per
 // level.
 func (n *nesting) prefix(sid string) string {
-	return strings.Repeat("│ ", n.depth(sid))
+	return strings.Repeat("│ ", min(n.depth(sid), maxIndent))
 }
 
 // header returns the line that opens child session sid in the timeline,
@@ -126,7 +150,10 @@ func (n *nesting) header(sid string) string {
 		return ""
 	}
 	c.shown = true
-	h := strings.Repeat("│ ", c.depth-1) + "┌ child session " + sid
+	h := strings.Repeat("│ ", min(c.depth, maxIndent)-1) + "┌ child session " + sid
+	if c.depth > maxIndent {
+		h += fmt.Sprintf(" (%d generations deep)", c.depth)
+	}
 	if c.call != "" {
 		h += " of tool call " + c.call
 		if t := n.calls[c.call]; t != "" {
@@ -135,5 +162,5 @@ func (n *nesting) header(sid string) string {
 	} else if c.title != "" {
 		h += " " + quote(c.title)
 	}
-	return oneLine(h, 300)
+	return terminal.Line(h, 300)
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
@@ -65,7 +66,7 @@ func NewPretty(w io.Writer, opts Options) *Pretty {
 // Begin implements Renderer.
 func (t *Pretty) Begin(name string) error {
 	t.ms, t.clk, t.run, t.nest = newMethods(t.mods), clock{}, nil, newNesting()
-	t.line(t.p.paint(ansiBold, "── "+terminalText(name)+" ──"))
+	t.line(t.p.paint(ansiBold, "── "+terminal.Text(name)+" ──"))
 	return t.flush()
 }
 
@@ -94,7 +95,7 @@ func (t *Pretty) Step(s *route.Step) error {
 		t.changeLines(s, prefix)
 	case route.StepStderr:
 		t.endRun()
-		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+oneLine(s.Text, 160)))
+		t.line(t.p.paint(ansiDim, t.clk.offset(s.TS)+"  A!   stderr  "+terminal.Line(s.Text, 160)))
 	case route.StepEvent:
 		t.recorded = t.recorded || s.Text == "start"
 		t.endRun()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
@@ -232,7 +233,7 @@ func endLabel(s *route.Step) string {
 	if s.Code != nil {
 		label += " code " + strconv.Itoa(*s.Code)
 	}
-	return oneLine(label, 300)
+	return terminal.Line(label, 300)
 }
 
 // inputSummary describes a step's input and notes request ids.
@@ -247,7 +248,7 @@ func inputSummary(s *route.Step, ms *methods) summary {
 
 // fmtSummary renders a summary on one line: vendor ids may hold newlines.
 func fmtSummary(p palette, sum summary) string {
-	text := oneLine(sum.head, 200)
+	text := terminal.Line(sum.head, 200)
 	head := p.paint(ansiBold, text)
 	if sum.isError {
 		head = p.paint(ansiRed, text)
@@ -255,5 +256,5 @@ func fmtSummary(p palette, sum summary) string {
 	if sum.detail == "" {
 		return head
 	}
-	return head + "  " + oneLine(sum.detail, 400)
+	return head + "  " + terminal.Line(sum.detail, 400)
 }

@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
@@ -424,59 +424,7 @@ func quote(s string) string {
 	if s == "" {
 		return ""
 	}
-	return `"` + oneLine(s, textLimit) + `"`
-}
-
-// oneLine flattens s to one line (newlines shown as ↵) of at most limit
-// characters, marking a cut with …, and makes it safe for a terminal (see
-// escapeRune). Invalid UTF-8 is replaced.
-func oneLine(s string, limit int) string {
-	var sb strings.Builder
-	n := 0
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if n == limit {
-			sb.WriteString("…")
-			break
-		}
-		switch {
-		case r == '\n':
-			sb.WriteRune('↵')
-		case r == '\r':
-			continue
-		case r == '\t':
-			sb.WriteRune(' ')
-		case unsafeRune(r):
-			sb.WriteString(escapeRune(r))
-		default:
-			sb.WriteRune(r)
-		}
-		n++
-	}
-	return sb.String()
-}
-
-// terminalText makes s safe for a terminal without cutting or flattening
-// it any further than oneLine does: every rune that could steer a terminal
-// or reorder what it shows is replaced by its escape.
-func terminalText(s string) string { return oneLine(s, -1) }
-
-// unsafeRune reports whether r must not reach a terminal as is: C0 and C1
-// control characters (ESC, CSI U+009B, OSC U+009D, ST U+009C, ...), format
-// characters (bidi overrides such as U+202E, zero-width characters) and
-// the line and paragraph separators. Frame data is vendor data: printed
-// raw, it could set the window title, write the clipboard (OSC 52) or hide
-// text.
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
-}
-
-// escapeRune is the visible replacement of an unsafe rune: \u009b, or
-// \U000e0001 beyond the basic plane.
-func escapeRune(r rune) string {
-	if r > 0xffff {
-		return fmt.Sprintf(`\U%08x`, r)
-	}
-	return fmt.Sprintf(`\u%04x`, r)
+	return `"` + terminal.Line(s, textLimit) + `"`
 }
 
 func compact(v any) string {

@@ -1,4 +1,4 @@
-// Package driver is the capture rig's ACP client (issue 10): it starts a
+// Package driver is the capture rig's ACP client: it starts a
 // real agent, talks to it over stdio as a plain editor would (initialize,
 // session/new, an optional session/set_mode, one session/prompt),
 // answers the agent's requests (permission asks with an allow option,

@@ -1,6 +1,6 @@
 // Package fakemodel serves scripted stand-ins for the model APIs that coding
 // agents call, so that a real, unmodified agent can be recorded offline
-// (issue 10, the capture rig).
+// (the capture rig).
 //
 // A Server listens on 127.0.0.1 only. Each API handler (one file per API:
 // anthropic.go for Anthropic Messages, chat.go for OpenAI Chat

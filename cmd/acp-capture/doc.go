@@ -1,5 +1,5 @@
 // Command acp-capture records a real ACP agent against a scripted fake
-// model (the capture rig of issue 10; capture/README.md):
+// model (the capture rig, capture/README.md):
 //
 //	acp-capture --script qwen/foreground --out capture.jsonl \
 //	    --workspace /tmp/acp-capture/qwen/ws --env HOME=/tmp/acp-capture/qwen/home \

@@ -97,7 +97,7 @@ func runStreams(args []string, st streams) int {
 	if err == nil {
 		return code
 	}
-	fmt.Fprintf(stderr, "acp-normalize: %v\n", err)
+	printLine(stderr, "acp-normalize: %v", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -212,17 +212,16 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		return exitUsage, usageError("cannot run agent %q: %v", argv[0], errors.Unwrap(err))
 	}
 
-	var logFile *os.File
+	var logFile *logFileOut
 	if path := c.String("log-file"); path != "" {
-		logFile, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		logFile, err = openLogFile(path)
 		if err != nil {
 			return exitUsage, usageError("--log-file: %v", err)
 		}
-		defer logFile.Close()
 	}
 	var logOut io.Writer
 	if logFile != nil {
-		logOut = logFile
+		logOut = logFile.w
 	}
 	// Logs and the agent's stderr reach stderr through a bounded queue: a
 	// stderr nobody reads must stall neither the relays nor the agent
@@ -230,27 +229,42 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	logStderr := newBackgroundWriter(st.stderr, stderrQueueBytes)
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
 	defer func() {
+		if logFile != nil && logFile.bg != nil {
+			// A FIFO or device is waited for a second at most, as stderr;
+			// what it did not take is said on stderr.
+			if lost := logFile.Close(time.Second); lost.Writes > 0 || lost.Unwritten > 0 {
+				logger.Warn("--log-file was not being read: lines dropped from it", "rule", "F4", "file", c.String("log-file"),
+					"lines", lost.Writes, "bytes", lost.Bytes, "unwrittenAtExit", lost.Unwritten)
+			}
+		}
 		if lost := logStderr.Close(time.Second); lost.Writes > 0 {
-			// Reaches the log file (stderr is closed to it by now).
+			// Reaches the log file when it is a regular one (stderr is
+			// closed to it by now).
 			logger.Warn("stderr was not being read: lines dropped from stderr", "rule", "F4",
-				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil)
+				"lines", lost.Writes, "bytes", lost.Bytes, "logFileComplete", logFile != nil && logFile.bg == nil)
+		}
+		if logFile != nil && logFile.bg == nil {
+			logFile.Close(0) // a regular file, written directly: last
 		}
 	}()
 
 	var capture *pipe.CaptureWriter
-	var captureFile *os.File
+	var captureTarget *recordTarget
 	if path := c.String("record"); path != "" {
-		f, err := openRecord(path)
+		t, err := openRecord(path, asFile(st.stdin), asFile(st.stdout))
 		switch {
-		case errors.Is(err, errRecordSymlink):
+		case errors.Is(err, errRecordSymlink), errors.Is(err, errRecordStream):
 			// Recording is a debugging aid: a refused file never
 			// keeps the session from starting.
 			logger.Error("--record: not recording, the session runs without recording", "err", err)
 		case err != nil:
 			return exitUsage, usageError("--record: %v", err)
 		default:
-			captureFile = f
-			capture = pipe.NewCaptureWriter(f, c.Bool("record-raw"))
+			if t.waitingForReader() {
+				logger.Info("--record: the FIFO has no reader yet; the session starts now, recording when a reader opens it", "file", path)
+			}
+			captureTarget = t
+			capture = pipe.NewCaptureWriter(t, c.Bool("record-raw"))
 		}
 	}
 
@@ -286,8 +300,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		Signals:     sigs,
 		Logger:      logger,
 	})
-	if captureFile != nil {
-		if cerr := finishCapture(capture, captureFile); cerr != nil {
+	if captureTarget != nil {
+		// At exit too, the recording target is waited for only while it
+		// takes bytes (R1).
+		if cerr := finishCapture(capture, captureTarget, c.Duration("kill-grace")); cerr != nil {
 			logger.Error("the recording is incomplete", "file", c.String("record"), "err", cerr)
 			code = codeAfterLostCapture(code)
 		}
@@ -313,12 +329,6 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// finishCapture writes out what the capture still queues, stops its
-// writer and closes its file; an error means the recording is incomplete.
-func finishCapture(capture *pipe.CaptureWriter, f io.Closer) error {
-	return errors.Join(capture.Close(), f.Close())
 }
 
 // codeAfterLostCapture is the exit code when the recording was lost: a

@@ -240,9 +240,11 @@ func (failingFile) Close() error              { return errors.New("close failed"
 // out is an error (logged by the proxy), and turns a successful exit into
 // exit status 1 while keeping an agent's failure code.
 func TestLostCaptureIsReported(t *testing.T) {
-	capture := pipe.NewCaptureWriter(failingFile{}, false)
+	target := &recordTarget{path: "capture.jsonl", file: failingFile{}}
+	target.opened.Store(true)
+	capture := pipe.NewCaptureWriter(target, false)
 	capture.Write(pipe.Record{Event: "start"})
-	err := finishCapture(capture, failingFile{})
+	err := finishCapture(capture, target, 0)
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "close failed") {
 		t.Fatalf("finishCapture = %v, want the write and the close error", err)
 	}

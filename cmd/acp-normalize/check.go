@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acp-normalize/acp-normalize/check"
 	"github.com/acp-normalize/acp-normalize/route"
-	"github.com/acp-normalize/acp-normalize/timeline"
 )
 
 // checkCommand is `acp-normalize check`: which frames of a session break
@@ -20,6 +20,8 @@ func checkCommand(st streams) *cli.Command {
 		&cli.BoolFlag{Name: "json", Usage: "one JSON object per file (findings with side, method, path, message, count, firstLine, example) for tools"},
 		&cli.StringFlag{Name: "modules", Value: "all", EnvVars: []string{"ACP_NORMALIZE_MODULES"}, DefaultText: "as recorded, else all",
 			Usage: "the modules whose output is checked too: all, none, or a comma-separated list"},
+		&cli.StringFlag{Name: "fail-on", Value: "broken",
+			Usage: "exit 1 for findings at this level or above: broken (the receiver gets the problem), repaired (any finding, those acp-normalize repairs included) or none"},
 	)
 }
 
@@ -33,8 +35,12 @@ func checkAction(c *cli.Context, st streams) error {
 	if err != nil {
 		return err
 	}
+	failOn, err := failOnLevel(c.String("fail-on"))
+	if err != nil {
+		return usageError("%v", err)
+	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
-	chk := timeline.NewCheck(out, c.Bool("json"), allModules()...)
+	chk := check.New(out, c.Bool("json"), allModules()...)
 	r := failingWrites{chk}
 	logger := replayLogger(st.stderr, slog.LevelError, os.Getenv)
 	failures := 0
@@ -53,8 +59,15 @@ func checkAction(c *cli.Context, st streams) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
 	}
 	var wrong []string
-	if n := chk.Problems(); n > 0 {
-		wrong = append(wrong, fmt.Sprintf("%d problem(s)", n))
+	if n := chk.AtLeast(failOn); failOn != 0 && n > 0 {
+		problems := fmt.Sprintf("%d problem(s)", n)
+		if failOn == check.Broken {
+			problems += " the receiver gets"
+		}
+		if below := chk.Problems() - n; below > 0 {
+			problems += fmt.Sprintf(" (and %d acp-normalize repairs)", below)
+		}
+		wrong = append(wrong, problems)
 	}
 	if failures > 0 {
 		wrong = append(wrong, fmt.Sprintf("%d bad line(s) or file(s) not checked", failures))
@@ -66,4 +79,17 @@ func checkAction(c *cli.Context, st streams) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("check: %s", strings.Join(wrong, "; "))}
 	}
 	return nil
+}
+
+// failOnLevel reads --fail-on: a level of check.Checker, or "none" (0:
+// no finding fails the check; unreadable lines and files still do).
+func failOnLevel(name string) (check.Level, error) {
+	if name == "none" {
+		return 0, nil
+	}
+	l, err := check.ParseLevel(name)
+	if err != nil {
+		return 0, fmt.Errorf("--fail-on must be broken, repaired or none, not %q", name)
+	}
+	return l, nil
 }

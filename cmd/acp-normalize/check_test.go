@@ -24,11 +24,19 @@ func TestCheckCommand(t *testing.T) {
 		name string
 		args []string
 	}{
-		// A real recording with non-standard methods (V7): exit 1.
+		// A real recording with non-standard methods (V7), which the
+		// proxy answers and drops: listed, exit 0.
 		{"qwen-permission", []string{"check", captures + "qwen/permission.jsonl"}},
 		{"qwen-permission-json", []string{"check", "--json", captures + "qwen/permission.jsonl"}},
-		// Cursor's own methods (C1): what the proxy does with them.
+		// Cursor's own methods (C1): what the proxy does with them. It
+		// repairs every one: exit 0 by default (--fail-on broken), 1 with
+		// --fail-on repaired.
 		{"cursor-foreground", []string{"check", captures + "cursor/subagent-foreground.jsonl"}},
+		{"cursor-foreground-fail-on-repaired", []string{"check", "--fail-on", "repaired", captures + "cursor/subagent-foreground.jsonl"}},
+		// A problem the client gets (a tool call never announced): exit 1.
+		{"gemini-generalist", []string{"check", captures + "gemini/generalist.jsonl"}},
+		{"gemini-generalist-fail-on-none", []string{"check", "--fail-on", "none", captures + "gemini/generalist.jsonl"}},
+		{"usage-fail-on", []string{"check", "--fail-on", "warn", captures + "gemini/generalist.jsonl"}},
 		// A clean session: exit 0.
 		{"claude-clean", []string{"check", captures + "claude/rig-subagents.jsonl"}},
 		// Two files, one report each; a trace is checked like a capture.
@@ -208,4 +216,77 @@ func checkTable(reports []checkedFile) string {
 		}
 	}
 	return b.String()
+}
+
+// TestCheckFailOnEveryCapture: over every bundled capture, `check` exits
+// 0 exactly when the proxy repairs every finding (none reached the
+// receiver, none is in a frame acp-normalize wrote), with the findings
+// still listed; `--fail-on repaired` fails on any finding and `--fail-on
+// none` on none. Which findings reached the receiver is read from one
+// `check --json` run, the exit statuses from runs of their own.
+func TestCheckFailOnEveryCapture(t *testing.T) {
+	t.Parallel()
+	files := captureFiles(t, "*/*.jsonl")
+	_, stdout, stderr := runBinary(t, append([]string{"check", "--json"}, files...)...)
+	var repaired, broken, withFindings []string
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var r struct {
+			File     string `json:"file"`
+			Findings []struct {
+				Side    string `json:"side"`
+				Reached int    `json:"reached"`
+				Level   string `json:"level"`
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("check --json line %q: %v (stderr %s)", sc.Text(), err, stderr)
+		}
+		reaches := false
+		for _, f := range r.Findings {
+			want := "repaired"
+			if f.Reached > 0 || f.Side == "acp-normalize" {
+				want, reaches = "broken", true
+			}
+			if f.Level != want {
+				t.Errorf("%s: a finding sent by %s that reached the receiver %d times has level %q, want %q", r.File, f.Side, f.Reached, f.Level, want)
+			}
+		}
+		if len(r.Findings) > 0 {
+			withFindings = append(withFindings, r.File)
+		}
+		if reaches {
+			broken = append(broken, r.File)
+		} else {
+			repaired = append(repaired, r.File)
+		}
+	}
+	if len(repaired)+len(broken) != len(files) {
+		t.Fatalf("%d reports for %d files; stderr %s", len(repaired)+len(broken), len(files), stderr)
+	}
+	if len(withFindings) == len(broken) {
+		t.Fatalf("no bundled capture has a finding the proxy repairs: the test checks nothing of --fail-on broken")
+	}
+
+	code, out, errOut := runBinary(t, append([]string{"check"}, repaired...)...)
+	if code != 0 {
+		t.Errorf("check over the %d captures the proxy fully repairs: exit %d, want 0; stderr %s", len(repaired), code, errOut)
+	}
+	if !strings.Contains(out, "acp-normalize repairs it") {
+		t.Errorf("check over the captures the proxy fully repairs lists no repaired finding:\n%s", out)
+	}
+	for _, f := range broken {
+		if code, _, errOut := runBinary(t, "check", f); code != 1 || !strings.Contains(errOut, "the receiver gets") {
+			t.Errorf("check %s (a finding reaches the receiver): exit %d, stderr %q; want exit 1 and how many the receiver gets", f, code, errOut)
+		}
+	}
+	for _, f := range withFindings {
+		if code, _, _ := runBinary(t, "check", "--fail-on", "repaired", f); code != 1 {
+			t.Errorf("check --fail-on repaired %s (it has findings): exit %d, want 1", f, code)
+		}
+	}
+	if code, _, errOut := runBinary(t, append([]string{"check", "--fail-on", "none"}, files...)...); code != 0 {
+		t.Errorf("check --fail-on none over every capture: exit %d, want 0; stderr %s", code, errOut)
+	}
 }

@@ -185,18 +185,25 @@ func TestK1ComponentRustConductorShapes(t *testing.T) {
 func TestK3ComponentHandshakeUsage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name  string
-		args  []string
-		first string
-		want  string
+		name   string
+		args   []string
+		first  string
+		want   string
+		prefix string // what comes before the first frame: a BOM and blank lines are no frame (F1)
 	}{
 		{"no agent command, no handshake", nil,
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, `no agent command, and the client began with "initialize"`},
-		{"no agent command, client sends nothing", nil, "", "no agent command, and the client sent nothing"},
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, `no agent command, and the client began with "initialize"`, ""},
+		{"no agent command, client sends nothing", nil, "", "no agent command, and the client sent nothing", ""},
 		{"agent command with the TypeScript handshake", []string{"--", "cat"},
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"proxy":true}}}`, "initialize with _meta.proxy, TypeScript conductor), but an agent command was given"},
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"proxy":true}}}`, "initialize with _meta.proxy, TypeScript conductor), but an agent command was given", ""},
 		{"agent command with proxy/initialize", []string{"--", "cat"},
-			`{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}`, "proxy/initialize, Rust conductor), but an agent command was given"},
+			`{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}`, "proxy/initialize, Rust conductor), but an agent command was given", ""},
+		{"agent command, a BOM on a line of its own before the handshake", []string{"--", "cat"},
+			`{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}`, "proxy/initialize, Rust conductor), but an agent command was given", "\xEF\xBB\xBF\n"},
+		{"agent command, a BOM and blank CRLF lines before the handshake", []string{"--", "cat"},
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"proxy":true}}}`, "initialize with _meta.proxy, TypeScript conductor), but an agent command was given", "\xEF\xBB\xBF\r\n \r\n"},
+		{"no agent command, a BOM on a line of its own before no handshake", nil,
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, `no agent command, and the client began with "initialize"`, "\xEF\xBB\xBF\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +211,7 @@ func TestK3ComponentHandshakeUsage(t *testing.T) {
 			cmd := exec.Command(proxyBinary, tt.args...)
 			cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
 			if tt.first != "" {
-				cmd.Stdin = strings.NewReader(tt.first + "\n")
+				cmd.Stdin = strings.NewReader(tt.prefix + tt.first + "\n")
 			}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

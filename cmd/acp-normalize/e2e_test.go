@@ -455,7 +455,7 @@ func TestE2EInitializeAdvertisement(t *testing.T) {
 		t.Fatalf("%v: %s", err, got)
 	}
 	adv, ok := resp.Result.AgentCapabilities.Meta["acp-normalize"]
-	// The same version as the binary prints (rule M; issue 19).
+	// The same version as the binary prints (rule M).
 	if want := binaryVersion(t, proxyBinary); !ok || adv.Version != want || adv.Modules == nil {
 		t.Fatalf("no advertisement of version %s in %s", want, got)
 	}
@@ -481,7 +481,7 @@ func TestE2ERecording(t *testing.T) {
 			t.Fatalf("capture lacks %s:\n%s", want, text)
 		}
 	}
-	// R2 as strengthened (issue 14.8): JSON in a string, Basic, URL passwords.
+	// R2 as strengthened: JSON in a string, Basic, URL passwords.
 	for _, secret := range []string{"sk-123", "agent-secret", "args-secret", "dXNlcjpiYXNpYy1zZWNyZXQ", "stderr-pass"} {
 		if strings.Contains(text, secret) {
 			t.Fatalf("capture leaks %q:\n%s", secret, text)

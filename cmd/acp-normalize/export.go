@@ -47,10 +47,10 @@ func exportAction(c *cli.Context, st streams) error {
 	defer done()
 	h, bad, err := readTraceHeader(src, func(line int, err error) {
 		if line == 0 {
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, err)
+			printLine(st.stderr, "%s: %v", name, err)
 			return
 		}
-		fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, line, err)
+		printLine(st.stderr, "%s:%d: %v", name, line, err)
 	})
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: %s: %w", name, err)}
@@ -60,8 +60,9 @@ func exportAction(c *cli.Context, st streams) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: %s: %w", name, err)}
 	}
 
-	out, where := st.stdout, "stdout"
-	var file *os.File
+	stdout, flushStdout := jsonlOut(st.stdout) // escaped on a terminal only
+	out, where := stdout, "stdout"
+	var file *recordTarget
 	if outPath != "" {
 		if file, err = openRecord(outPath); err != nil {
 			return usageError("export: -o: %v", err)
@@ -71,6 +72,8 @@ func exportAction(c *cli.Context, st streams) error {
 	werr := writeTrace(out, h, src)
 	if file != nil {
 		werr = errors.Join(werr, file.Close())
+	} else {
+		werr = errors.Join(werr, flushStdout())
 	}
 	if werr != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: writing %s: %w", where, werr)}

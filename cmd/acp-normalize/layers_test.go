@@ -21,17 +21,18 @@ const modulePath = "github.com/acp-normalize/acp-normalize"
 // release builder) are tools beside the house: they may import any floor,
 // and only commands import them.
 var floors = [][]string{
-	{"internal/rawjson", "internal/acpschema"},
+	{"internal/rawjson", "internal/acpschema", "internal/terminal"},
 	{"pipe"},
 	{"rewrite"},
 	{"route"},
-	{"proxy", "timeline", "mockagent"},
+	{"proxy", "timeline", "check", "mockagent"},
 	{"cmd"},
 }
 
 // apart are floors whose packages must not import each other: the
-// renderers and the mock agent use the engine, never the process shell.
-var apart = map[string]bool{"proxy": true, "timeline": true, "mockagent": true}
+// renderers, the validator and the mock agent use the engine, never the
+// process shell, and none of them another.
+var apart = map[string]bool{"proxy": true, "timeline": true, "check": true, "mockagent": true}
 
 // engineForbidden are imports the routing engine must not have: it runs
 // no process and handles no signal (package proxy does).

@@ -73,7 +73,7 @@ func TestE2ENoProcessOutlivesTheProxy(t *testing.T) {
 	}
 }
 
-// TestE2EClientEOFWithAWriteToTheAgentBlocked pins F5 (issue 8.2) on the
+// TestE2EClientEOFWithAWriteToTheAgentBlocked pins F5 on the
 // binary: the client sends a 2 MiB prompt to an agent that never reads
 // its stdin and closes its stream; the session still ends (SIGTERM after
 // the grace) and the prompt is answered -32603.

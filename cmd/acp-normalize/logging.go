@@ -11,6 +11,8 @@ import (
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // parseLevel parses debug, info, warn or error.
@@ -40,16 +42,46 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 	if out == nil {
 		out = stderr
 	}
+	color := useColor(stderr, getenv)
 	h := tint.NewTextHandler(out, &tint.Options{
-		Level:      level,
-		TimeFormat: time.TimeOnly,
-		NoColor:    !useColor(stderr, getenv),
+		Level:       level,
+		TimeFormat:  time.TimeOnly,
+		NoColor:     !color,
+		ReplaceAttr: terminalAttrs(color, nil),
 	})
 	if logFile == nil {
 		return slog.New(h)
 	}
 	fh := slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: level})
 	return slog.New(slog.NewMultiHandler(h, fh))
+}
+
+// terminalAttrs is the ReplaceAttr of a tint handler: with colour on (a
+// terminal), every value is made safe with terminal.Text, since
+// tint quotes a value but then puts its ESC bytes back raw, and values
+// carry an agent's words (a non-JSON line, a method name, an error
+// message). Without colour tint's own quoting escapes them. next, if not
+// nil, runs first.
+func terminalAttrs(color bool, next func([]string, slog.Attr) slog.Attr) func([]string, slog.Attr) slog.Attr {
+	return func(groups []string, a slog.Attr) slog.Attr {
+		if next != nil {
+			a = next(groups, a)
+		}
+		if !color {
+			return a
+		}
+		switch v := a.Value.Resolve(); v.Kind() {
+		case slog.KindString:
+			if s := v.String(); terminal.Text(s) != s {
+				a.Value = slog.StringValue(terminal.Text(s))
+			}
+		case slog.KindAny:
+			if s := fmt.Sprintf("%+v", v.Any()); terminal.Text(s) != s {
+				a.Value = slog.StringValue(terminal.Text(s))
+			}
+		}
+		return a
+	}
 }
 
 // fanout writes to every writer, ignoring a failing one, so that a closed
@@ -74,22 +106,25 @@ func (f fanout) Write(p []byte) (int, error) {
 // count.
 type backgroundWriter struct {
 	w    io.Writer
+	name string // what w is, for the line Close writes: "stderr"
 	max  int
 	wake chan struct{} // a token when pending has bytes or Close was called
 	done chan struct{} // closed when the goroutine has returned
 
-	mu      sync.Mutex
-	pending []byte // bytes not handed to w yet
-	spare   []byte // the buffer w wrote last, reused for pending
-	closed  bool
-	lost    droppedWrites
+	mu       sync.Mutex
+	pending  []byte // bytes not handed to w yet
+	inflight int    // bytes handed to w, not written yet
+	spare    []byte // the buffer w wrote last, reused for pending
+	closed   bool
+	lost     droppedWrites
 }
 
-// droppedWrites counts writes a backgroundWriter dropped.
-type droppedWrites struct{ Writes, Bytes int64 }
+// droppedWrites counts writes a backgroundWriter dropped, and the bytes
+// still queued when Close stopped waiting (Unwritten).
+type droppedWrites struct{ Writes, Bytes, Unwritten int64 }
 
 func newBackgroundWriter(w io.Writer, max int) *backgroundWriter {
-	b := &backgroundWriter{w: w, max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &backgroundWriter{w: w, name: "stderr", max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -101,6 +136,7 @@ func (b *backgroundWriter) loop() {
 			b.mu.Lock()
 			out, closed := b.pending, b.closed
 			b.pending, b.spare = b.spare[:0], nil
+			b.inflight = len(out)
 			b.mu.Unlock()
 			if len(out) == 0 {
 				if closed {
@@ -110,7 +146,7 @@ func (b *backgroundWriter) loop() {
 			}
 			_, _ = b.w.Write(out) // may block for good: Close does not wait for it
 			b.mu.Lock()
-			b.spare = out[:0]
+			b.spare, b.inflight = out[:0], 0
 			b.mu.Unlock()
 		}
 	}
@@ -147,7 +183,7 @@ func (b *backgroundWriter) Close(wait time.Duration) droppedWrites {
 	b.closed = true
 	lost := b.lost
 	if lost.Writes > 0 {
-		b.pending = fmt.Appendf(b.pending, "acp-normalize: %d lines (%d bytes) not written to stderr: stderr was not being read\n", lost.Writes, lost.Bytes)
+		b.pending = fmt.Appendf(b.pending, "acp-normalize: %d lines (%d bytes) not written to %s: %s was not being read\n", lost.Writes, lost.Bytes, b.name, b.name)
 	}
 	b.mu.Unlock()
 	select {
@@ -159,6 +195,9 @@ func (b *backgroundWriter) Close(wait time.Duration) droppedWrites {
 	select {
 	case <-b.done:
 	case <-t.C:
+		b.mu.Lock()
+		lost.Unwritten = int64(len(b.pending) + b.inflight)
+		b.mu.Unlock()
 	}
 	return lost
 }

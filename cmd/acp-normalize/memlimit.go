@@ -9,7 +9,7 @@ import (
 // queue, R1) is at most bounded bytes. With the default GC pacing the
 // heap may grow to twice what is live before it is collected, and on top
 // of it come the binary's pages and the runtime's own memory: held state
-// alone took the proxy past twice the 64 MiB budget (issue 14.9). The
+// alone took the proxy past twice the 64 MiB budget. The
 // limit makes the collector run earlier instead, so the proxy's RSS stays
 // within twice that state. A frame larger than that (F3: no size limit)
 // still gets the memory it needs: the limit is soft, and the runtime caps

@@ -36,7 +36,7 @@ func procStatusKiB(t *testing.T, pid int, field string) int64 {
 // TestE2EP6HeldMemoryWithinTwiceTheBudget: what the modules hold is
 // capped by the connection's byte budget (P6, 64 MiB), and so is what the
 // proxy takes from the system for it: peak RSS stays within twice the
-// budget (issue 14.9). The agent sends cursor/task requests with 1 MiB
+// budget. The agent sends cursor/task requests with 1 MiB
 // prompts whose tool calls never come: the Cursor module holds each (C4)
 // until the budget makes it drop the oldest.
 func TestE2EP6HeldMemoryWithinTwiceTheBudget(t *testing.T) {

@@ -58,15 +58,24 @@ func mockAgentAction(c *cli.Context, st streams) error {
 	for _, b := range bad {
 		var le *mockagent.LineError
 		if errors.As(b, &le) {
-			fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, le.Line, le.Err)
+			printLine(st.stderr, "%s:%d: %v", name, le.Line, le.Err)
 		} else {
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, b)
+			printLine(st.stderr, "%s: %v", name, b)
 		}
 	}
 	logger.Debug("capture loaded", "requests", script.Requests(), "frames", script.Frames(), "bad lines", len(bad))
-	cfg := mockagent.Config{Stdin: st.stdin, Stdout: st.stdout, Logger: logger}
+	// A capture's frames: on a terminal (a person trying the mock by
+	// hand) written with JSON escapes for what could steer it, the same
+	// values; to a client, byte for byte.
+	stdout, flushStdout := jsonlOut(st.stdout)
+	defer flushStdout()
+	cfg := mockagent.Config{Stdin: st.stdin, Stdout: stdout, Logger: logger}
 	if !c.Bool("no-stderr") {
-		cfg.Stderr = st.stderr
+		// The recorded lines are a capture's: on a terminal, escaped as
+		// replay shows them; piped (an editor), as the agent wrote them.
+		stderr, flush := textOut(st.stderr)
+		defer flush()
+		cfg.Stderr = stderr
 	}
 	if err := mockagent.Serve(script, cfg); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("mock-agent: %w", err)}

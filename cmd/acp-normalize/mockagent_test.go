@@ -158,8 +158,7 @@ func runSession(t *testing.T, wantPermission bool, start func(stdin io.Reader, s
 	// The event the session's end waits for: the client's answer to the
 	// proxy's permission request written to the proxy (C12). The handler's
 	// being called is not it: the SDK writes the answer after the handler
-	// returns, and a client that leaves first gets the request cancelled
-	// (issue 14.10).
+	// returns, and a client that leaves first gets the request cancelled.
 	answered := &answerWatch{w: toProxyW, done: make(chan struct{})}
 	conn := acp.NewClientSideConnection(s.client, answered, io.TeeReader(fromProxyR, &wire))
 	conn.SetLogger(slog.New(slog.DiscardHandler))

@@ -30,7 +30,7 @@ type npmInstall struct {
 // installNPM builds a trial release of this tree for this platform, packs
 // the launcher and the platform package with npm, and installs both
 // tarballs into a fresh prefix with --offline, as on a machine that has
-// only npm (issue 19).
+// only npm.
 func installNPM(t *testing.T) npmInstall {
 	t.Helper()
 	for _, tool := range []string{"npm", "npx", "node"} {

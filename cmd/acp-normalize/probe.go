@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/proxy"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -86,9 +87,10 @@ func probeAction(c *cli.Context, st streams) error {
 		settings: settings,
 	}
 	rep, failure := p.run()
-	if rep.Initialize != nil {
-		// Read as the client got it; shown as a capture keeps it (R2).
-		rep.Initialize = pipe.Redact(rep.Initialize)
+	if failure != nil {
+		// Built from redacted answers and capture lines; the proxy's own
+		// errors are searched too (R2).
+		failure.msg, rep.Failure = pipe.RedactText(failure.msg), pipe.RedactText(rep.Failure)
 	}
 	if c.Bool("json") {
 		if err := writeJSON(st.stdout, rep); err != nil {
@@ -98,7 +100,8 @@ func probeAction(c *cli.Context, st streams) error {
 		rep.writeText(st.stdout)
 	}
 	if failure != nil {
-		return &exitError{code: exitFailure, err: fmt.Errorf("probe: %w", failure)}
+		// On a terminal: escaped as the report is.
+		return &exitError{code: exitFailure, err: fmt.Errorf("probe: %s", terminal.Text(failure.msg))}
 	}
 	return nil
 }
@@ -119,7 +122,7 @@ type prober struct {
 // not nil, is the one line the probe exits 1 with.
 func (p *prober) run() (*probeReport, *probeFailure) {
 	rep := &probeReport{Argv: pipe.RedactArgs(p.argv)}
-	name := p.argv[0]
+	name := rep.Argv[0]
 	if _, err := exec.LookPath(name); err != nil {
 		rep.Failure = fmt.Sprintf("agent %q not found: %v", name, errors.Unwrap(err))
 		if !errors.Is(err, exec.ErrNotFound) {
@@ -347,6 +350,10 @@ func (cl *probeClient) handle(frame []byte) {
 	env := pipe.Peek(frame)
 	switch env.Kind {
 	case pipe.Response:
+		// Everything the report takes from an answer (an error message,
+		// agentInfo, auth methods, session modes) is redacted as a
+		// capture is (R2): the report is pasted in public.
+		frame = pipe.Redact(frame)
 		var resp probeResponse
 		if json.Unmarshal(frame, &resp) != nil {
 			return

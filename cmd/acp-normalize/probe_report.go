@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 )
@@ -373,7 +374,8 @@ func (rep *probeReport) loginHint() string {
 func (rep *probeReport) writeText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(key, format string, args ...any) {
-		fmt.Fprintf(tw, "%s\t%s\n", key, fmt.Sprintf(format, args...))
+		// The values are the agent's words: escaped for the terminal.
+		fmt.Fprintf(tw, "%s\t%s\n", key, terminal.Text(fmt.Sprintf(format, args...)))
 	}
 	agent := "(no agentInfo in the initialize result)"
 	if a := rep.Agent; a != nil {

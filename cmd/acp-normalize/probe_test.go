@@ -163,7 +163,7 @@ func TestProbeMockAgents(t *testing.T) {
 }
 
 // TestProbeFailures: exit status 1 with one line that says what failed
-// (issue 19: not found, not ACP, timed out, auth required).
+// (not found, not ACP, timed out, auth required).
 func TestProbeFailures(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -328,6 +328,18 @@ func TestProbeRedactsSecrets(t *testing.T) {
 		{"answered", []string{"err using ANTHROPIC_API_KEY=" + key, "wait initialize", initOK, "wait session/new",
 			`out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, "wait never"}},
 		{"failed", []string{"wait initialize", "err request failed: Authorization: " + bearer, "exit 3"}},
+		// The agent's own error messages, in the failure line (stderr and
+		// --json) and the text report's session/new line.
+		{"initialize error", []string{"wait initialize", `out {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Invalid API key ` + key + `"}}`, "wait never"}},
+		{"session/new error", []string{"wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Invalid API key ` + key + `"}}`, "wait never"}},
+		{"auth required", []string{"wait initialize", initOK, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Authentication required: ` + bearer + `"}}`, "wait never"}},
+		// --json fields read from the initialize result, which the raw
+		// copy in the same report redacts.
+		{"initialize fields", []string{"wait initialize",
+			`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[{"id":"login","name":"Log in","description":"paste ` + key + ` here"}],"agentInfo":{"name":"fake","title":"fake ` + bearer + `","version":"1.0"}}}`,
+			"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","modes":{"currentModeId":"` + key + `","availableModes":[{"id":"` + key + `","name":"m"}]}}}`, "wait never"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -406,5 +418,57 @@ func TestProbeCaptureBounded(t *testing.T) {
 	all := c.all()
 	if first, last := all[0], all[len(all)-1]; first.Seq != 2 || last.Stderr == nil || *last.Stderr != stderrLine(199_999) {
 		t.Errorf("first kept is record %d, last %+v", first.Seq, last)
+	}
+}
+
+// TestProbeEscapesControlSequences: what the agent says reaches the
+// terminal escaped, as replay and check show it: no OSC (a window title,
+// an OSC 52 clipboard write), no C1 CSI, no right-to-left override, in the
+// text report, the failure line on stderr or --json, whichever field it
+// comes in (agentInfo, auth methods, session modes, error messages,
+// vendor method names).
+func TestProbeEscapesControlSequences(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// JSON escapes: the agent's frames are valid JSON, the strings they
+	// hold are not safe to print.
+	const osc, clip, csi, rlo = `\u001b]0;pwned\u0007`, `\u001b]52;c;ZWNobyBoaQ==\u001b\\`, `\u009b31m`, `\u202e`
+	initResult := `out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},` +
+		`"authMethods":[{"id":"login` + csi + `","name":"Log in` + rlo + `","description":"d` + osc + `","type":"terminal","args":["--login` + clip + `"]}],` +
+		`"agentInfo":{"name":"fake` + osc + `","title":"Fake` + clip + `","version":"1.0` + csi + `"}}}`
+	for _, tt := range []struct {
+		name   string
+		script []string
+	}{
+		{"answered", []string{"wait initialize", initResult,
+			`out {"jsonrpc":"2.0","method":"_x/note` + osc + `","params":{}}`,
+			"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","modes":{"currentModeId":"m` + rlo + `","availableModes":[{"id":"m` + csi + `","name":"m"}]},"models":{"currentModelId":"x` + osc + `","availableModels":[]}}}`, "wait never"}},
+		{"session/new error", []string{"wait initialize", initResult, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"no` + osc + clip + csi + rlo + `"}}`, "wait never"}},
+		{"auth required", []string{"wait initialize", initResult, "wait session/new",
+			`out {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"login` + osc + `"}}`, "wait never"}},
+		{"initialize error", []string{"wait initialize", `out {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"bad` + osc + csi + rlo + `"}}`, "wait never"}},
+		{"stderr and stdout lines", []string{"err fatal\x1b]0;pwned\x07 \u009b31m \u202e", "out Usage\x1b]52;c;eA==\x07 \u202e", "wait never"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{envFakeAgent + "=" + script(t, tt.script...)}
+			for _, flags := range [][]string{nil, {"--json"}} {
+				_, out, stderr := probeRun(t, env, append(flags, "--timeout", "5s", "--", self, "-test.run=^$")...)
+				for where, text := range map[string]string{"stdout": out, "stderr": stderr} {
+					if i := strings.IndexFunc(text, func(r rune) bool {
+						return r == 0x1b || r == 0x07 || r == 0x9b || r == 0x9d || r == 0x202e
+					}); i >= 0 {
+						t.Errorf("probe %v wrote a control sequence to %s at %d: %q", flags, where, i, text[max(0, i-40):min(len(text), i+40)])
+					}
+				}
+				if flags != nil {
+					decodeProbe(t, out) // still one JSON object
+				}
+			}
+		})
 	}
 }

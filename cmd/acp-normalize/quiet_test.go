@@ -9,8 +9,8 @@ import (
 )
 
 // TestDefaultLevelQuietPerAgent: a normal session with any of the six
-// agents puts nothing of the proxy's on stderr at the default log level
-// (issue 19): editors such as Emacs agent-shell show the agent's stderr,
+// agents puts nothing of the proxy's on stderr at the default log level:
+// editors such as Emacs agent-shell show the agent's stderr,
 // ours included, to the user, and a vendor quirk the proxy handled
 // (Cursor's cursor/report_usage, Qwen's craft/drainMidTurnQueue answered
 // -32601, rules C13, V7) is nothing the user must act on. Every bundled

@@ -76,7 +76,7 @@ func TestE2ERecordRefusesSymlink(t *testing.T) {
 
 // TestE2ERecordingNeverStallsTheSession: a capture file nobody reads (a
 // FIFO whose reader is asleep: a stuck disk) does not stall the relay;
-// the capture is complete once it can be written (issue 8 item 5).
+// the capture is complete once it can be written.
 func TestE2ERecordingNeverStallsTheSession(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "capture.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -162,5 +162,180 @@ func TestE2ERecordingLostIsReported(t *testing.T) {
 	}
 	if stderr := s.stderr.String(); !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "recording is incomplete") {
 		t.Errorf("the lost capture is not reported at error:\n%s", stderr)
+	}
+}
+
+// TestE2ERecordTargetThatBlocks: a --record target that never takes what
+// the proxy writes is never a reason not to start, not to relay and not to
+// exit (R1): a FIFO nobody opens for reading, and one whose reader stops
+// reading with the pipe full. The agent starts and the session runs; at
+// exit the proxy waits for the target at most --kill-grace without
+// progress, then gives up, logs at error how many records were not
+// written, and a session that otherwise succeeded exits 1 (the recording
+// is incomplete).
+func TestE2ERecordTargetThatBlocks(t *testing.T) {
+	tests := []struct {
+		name   string
+		reader bool // a reader opens the FIFO, reads a little, then stops
+	}{
+		{"FIFO nobody reads", false},
+		{"FIFO whose reader stops reading", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "capture.fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tt.reader {
+				rf, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rf.Close()
+			}
+			s := startArgs(t, script(t, "echo"), append([]string{"--kill-grace", "1s", "--record", fifo, "--modules", "none", "--"}, fakeAgentArgv(t)...))
+			// Frames large enough to fill the pipe's 64 KiB several times.
+			const n = 16
+			pad := strings.Repeat("x", 64<<10)
+			for i := range n {
+				frame := `{"jsonrpc":"2.0","method":"n","params":{"i":` + strconv.Itoa(i) + `,"pad":"` + pad + `"}}`
+				s.send(frame)
+				if got := s.readLine(); got != frame {
+					t.Fatalf("frame %d not relayed (%d bytes); stderr:\n%s", i, len(got), s.stderr)
+				}
+			}
+			s.stdin.Close()
+			if code := s.wait(60 * time.Second); code != 1 {
+				t.Fatalf("exit code %d, want 1; stderr:\n%s", code, s.stderr)
+			}
+			stderr := s.stderr.String()
+			if !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "records were not written") {
+				t.Errorf("the records the target did not take are not reported at error:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestE2ERecordThroughLinkToAStream: a symbolic link that leads to a FIFO
+// or a character device is followed (R1): the documented --record
+// /dev/stderr (a link to /proc/self/fd/2, here a pipe) records there, as
+// does a link to a FIFO; a link to the proxy's own stdout is refused (it
+// carries frames only, F7) and the session runs without recording. A link
+// to a regular file stays refused (TestE2ERecordRefusesSymlink).
+func TestE2ERecordThroughLinkToAStream(t *testing.T) {
+	if _, err := os.Stat("/dev/stderr"); err != nil {
+		t.Skip("no /dev/stderr")
+	}
+	fifo := filepath.Join(t.TempDir(), "capture.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "capture.jsonl")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		captured   func(stderr string) string // where the capture went
+		refused    bool
+	}{
+		{"/dev/stderr", "/dev/stderr", func(stderr string) string { return stderr }, false},
+		{"a link to a FIFO", link, nil, false},
+		{"/dev/stdout", "/dev/stdout", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fromFIFO := make(chan string, 1)
+			if tt.path == link {
+				go func() {
+					// Opened after the proxy starts: the proxy does not wait.
+					b, _ := os.ReadFile(fifo)
+					fromFIFO <- string(b)
+				}()
+				tt.captured = func(string) string { return <-fromFIFO }
+			}
+			s := start(t, script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				[]string{"--record", tt.path, "--modules", "none"})
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+			if got := s.readLine(); got != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` {
+				t.Fatalf("session did not run: got %q; stderr:\n%s", got, s.stderr)
+			}
+			s.stdin.Close()
+			if rest := s.readAll(); rest != "" {
+				t.Errorf("stdout carries more than the frames: %q", rest)
+			}
+			if code := s.wait(20 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+			}
+			stderr := s.stderr.String()
+			if tt.refused {
+				if !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "without recording") {
+					t.Errorf("no error about the refused target on stderr:\n%s", stderr)
+				}
+				return
+			}
+			capture := tt.captured(stderr)
+			for _, want := range []string{`"event":"start"`, `"method":"session/new"`, `"sessionId":"s"`, `"event":"exit","code":0`} {
+				if !strings.Contains(capture, want) {
+					t.Errorf("the capture lacks %s:\n%s", want, capture)
+				}
+			}
+		})
+	}
+}
+
+// TestE2ELogFileThatBlocks: a --log-file that never takes what the proxy
+// writes (a FIFO nobody opens, or whose reader stops with the pipe full)
+// is no reason not to start, relay or exit, as --record (F4): the agent
+// starts, its 2 MB of stderr do not stall the frames, the proxy exits
+// with the agent's code and says on stderr that log lines were dropped.
+func TestE2ELogFileThatBlocks(t *testing.T) {
+	for _, reader := range []bool{false, true} {
+		name := "FIFO nobody reads"
+		if reader {
+			name = "FIFO whose reader stops reading"
+		}
+		t.Run(name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "log.fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if reader {
+				rf, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rf.Close()
+			}
+			s := startArgs(t, script(t, "errflood 20000", "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				append([]string{"--kill-grace", "1s", "--log-file", fifo, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...))
+			sent := make(chan struct{})
+			go func() {
+				defer close(sent)
+				_, _ = io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`+"\n")
+			}()
+			got := make(chan string, 1)
+			go func() {
+				l, _ := s.stdout.ReadString('\n')
+				got <- l
+			}()
+			select {
+			case l := <-got:
+				if l != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`+"\n" {
+					t.Fatalf("got %q; stderr:\n%.2000s", l, s.stderr)
+				}
+			case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+				t.Fatal("the session stalled behind its log file")
+			}
+			<-sent
+			s.stdin.Close()
+			if code := s.wait(60 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%.2000s", code, s.stderr)
+			}
+			if !strings.Contains(s.stderr.String(), "--log-file was not being read") {
+				t.Errorf("nothing said about the log lines the file did not take:\n%.3000s", s.stderr.String()[max(0, s.stderr.Len()-3000):])
+			}
+		})
 	}
 }

@@ -58,7 +58,13 @@ func replayAction(c *cli.Context, st streams) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	out := bufio.NewWriterSize(st.stdout, 64<<10)
+	// The pretty and diff views escape for the terminal as they render;
+	// JSON lines are escaped on the way, on a terminal only.
+	stdout, flushStdout := io.Writer(st.stdout), func() error { return nil }
+	if c.String("format") == "jsonl" {
+		stdout, flushStdout = jsonlOut(st.stdout)
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
 	if err != nil {
 		return usageError("%v", err)
@@ -72,7 +78,7 @@ func replayAction(c *cli.Context, st streams) error {
 			if len(warnings) > 0 {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
 				for _, w := range warnings {
-					fmt.Fprintf(st.stderr, "%s: %s\n", name, w)
+					printLine(st.stderr, "%s: %s", name, w)
 				}
 			}
 			return route.RouterConfig{Modules: mods, Settings: options, Logger: capLogger, Version: version, NonJSON: nonJSON}, nil
@@ -86,7 +92,7 @@ func replayAction(c *cli.Context, st streams) error {
 	if err := r.Close(); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	if err := out.Flush(); err != nil {
+	if err := errors.Join(out.Flush(), flushStdout()); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("writing output: %w", err)}
 	}
 	if failures > 0 {
@@ -144,7 +150,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 		if err != nil {
 			// It was there when the command began (checkCaptureNames).
 			_ = out.Flush()
-			fmt.Fprintf(st.stderr, "%s: %v\n", name, errors.Unwrap(err))
+			printLine(st.stderr, "%s: %v", name, errors.Unwrap(err))
 			return 1, nil
 		}
 		defer f.Close()
@@ -163,7 +169,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 			}
 			if bad <= maxReportedLines {
 				_ = out.Flush() // keep stdout and stderr in order on a terminal
-				fmt.Fprintf(st.stderr, "%s:%d: %v\n", name, s.Line, s.Err)
+				printLine(st.stderr, "%s:%d: %v", name, s.Line, s.Err)
 			}
 			return nil
 		}
@@ -188,7 +194,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	if readErr != nil {
 		_ = out.Flush()
-		fmt.Fprintf(st.stderr, "%s: %v\n", name, readErr)
+		printLine(st.stderr, "%s: %v", name, readErr)
 		bad++
 	}
 	return bad, nil
@@ -258,15 +264,16 @@ func newRenderer(format string, diff bool, w io.Writer, opts timeline.Options) (
 // replayLogger logs module messages without timestamps: the time of a
 // replay says nothing about the session.
 func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string) *slog.Logger {
+	color := useColor(stderr, getenv)
 	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
-		NoColor: !useColor(stderr, getenv),
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		NoColor: !color,
+		ReplaceAttr: terminalAttrs(color, func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}
 			return a
-		},
+		}),
 	}))
 }
 

@@ -163,7 +163,7 @@ func TestReplayJSONLByteExact(t *testing.T) {
 	}
 }
 
-// demoCapture is the bundled session `make demo` replays (issue 4 item 5).
+// demoCapture is the bundled session `make demo` replays.
 const demoCapture = "testdata/captures/cursor/subagent-foreground.jsonl"
 
 // TestDemo runs what `make demo` (the README's first command) runs on the

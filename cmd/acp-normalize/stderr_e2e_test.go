@@ -14,7 +14,7 @@ import (
 )
 
 // TestE2EF4StderrNobodyReads: an editor that never drains the proxy's
-// stderr (some do not) must not stall the session (F4, issue 14.5). The
+// stderr (some do not) must not stall the session (F4). The
 // proxy's stderr here is a pipe whose read end the test holds open and
 // never reads; the agent writes 8 MiB to its stderr, far more than any
 // pipe buffer, before it answers. The session completes, the log file has

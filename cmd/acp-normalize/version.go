@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/mod/module"
+
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 )
 
 // Stamped by the release build (internal/release: -ldflags -X) from git,
@@ -147,8 +150,15 @@ func versionCommand(st streams) *cli.Command {
 
 // writeJSON writes v as one indented JSON object.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Strings may hold an agent's words: what could steer a terminal is
+	// written as a JSON escape, which means the same.
+	_, err := w.Write(terminal.JSON(buf.Bytes()))
+	return err
 }

@@ -62,7 +62,7 @@ func TestBuildInfoLine(t *testing.T) {
 // TestVersionFromBuildInfo builds the command in a clone of this
 // repository with the go command's VCS stamps, as `go build` or `go
 // install` in a clone does: the version, commit and date it prints come
-// from the build info (issue 19: no hand-kept constant), and the
+// from the build info (no hand-kept constant), and the
 // initialize advertisement says the same version (rule M). Built with
 // CGO off and -trimpath, as make cross builds: only the link is new.
 func TestVersionFromBuildInfo(t *testing.T) {

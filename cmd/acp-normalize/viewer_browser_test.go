@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -35,6 +37,7 @@ var (
 	viewerScreenshot = flag.String("viewer.screenshot", "", "write a PNG screenshot of the demo capture's viewer to this file (make viewer-screenshot)")
 	viewerFrames     = flag.Int("viewer.frames", 20000, "frames of the synthetic capture TestViewerInBrowser/synthetic opens (the docs measure 100000)")
 	viewerKeep       = flag.String("viewer.keep", "", "keep the synthetic capture and its HTML in this directory")
+	viewerCapture    = flag.String("viewer.capture", "testdata/captures/cursor/subagent-foreground.jsonl", "the capture of the screenshot, relative to the repository (make viewer-screenshot passes DEMO_CAPTURE)")
 )
 
 // chromiumPath finds the browser: $ACP_NORMALIZE_CHROMIUM, else chromium
@@ -475,9 +478,11 @@ func TestViewerInBrowser(t *testing.T) {
 			e := expect(t, capture)
 			p := b.open(t, writeViewer(t, t.TempDir(), capture))
 			checkCapturePage(t, p, e)
+			checkRowsWhole(t, p)
 			p.clean()
 		})
 	}
+	t.Run("recorded_session", func(t *testing.T) { testViewerRecordedSession(t, b) })
 	t.Run("hostile_frames", func(t *testing.T) { testViewerHostile(t, b) })
 	t.Run("several_captures", func(t *testing.T) {
 		a, c := "../../testdata/captures/cursor/subagent-foreground.jsonl", "../../testdata/captures/claude/rig-subagents.jsonl"
@@ -782,22 +787,201 @@ func testViewerSynthetic(t *testing.T, b *browser, dir string) {
 }
 
 // viewerScreenshotTo writes the README's screenshot: the demo capture's
-// viewer showing the frames of its subagent, the completed tool call open
-// with the diff of what the proxy added, at a fixed size.
+// viewer showing the frames of its subagent, a frame the proxy changed
+// open with the diff of what it added, at a fixed size. The header's
+// facts as the page shows them go into the PNG as text
+// (TestViewerScreenshotIsCurrent compares them with the build).
 func viewerScreenshotTo(t *testing.T, b *browser, out string) {
-	p := b.open(t, writeViewerIn(t, "../..", t.TempDir(), "testdata/captures/cursor/subagent-foreground.jsonl"))
+	p := b.open(t, writeViewerIn(t, "../..", t.TempDir(), *viewerCapture))
 	p.do(chromedp.EmulateViewport(1400, 780))
+	defer p.do(chromedp.EmulateReset())
 	p.do(chromedp.Click(chromedp.CSS(`.tnode[data-kind="launch"] > .tline`)))
-	eval[chromedp.Void](p, `Array.prototype.find.call(document.querySelectorAll('#spacer .row'), function(r){return r.querySelector('.line').textContent === '10'}).click()`)
+	// The launch call's last frame the proxy replaced (the demo's completed
+	// tool call), by line: the rows' order in the page is the pool's.
+	eval[chromedp.Void](p, `(function(){
+		var rows = Array.prototype.filter.call(document.querySelectorAll('#spacer .row.k-frame'), function (r) { return !r.hidden && r.querySelector('.badge.op-replace'); });
+		rows.sort(function (a, b) { return +a.querySelector('.line').textContent - +b.querySelector('.line').textContent; });
+		rows[rows.length - 1].click();
+	})()`)
+	facts := eval[map[string]string](p, `(function(){var o={}; document.querySelectorAll('#facts .fact').forEach(function(f){var k=f.querySelector('.k').textContent; o[k.trim()]=f.textContent.slice(k.length);}); return o;})()`)
+	header, err := json.Marshal(facts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, actionTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if png, err = withPNGText(png, screenshotKey, string(header)); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(out, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d bytes)", out, len(png))
+	t.Logf("wrote %s (%d bytes), header %s", out, len(png), header)
+	p.clean()
+}
+
+// recordMockSession records a real session with --record: the binary in
+// front of `acp-normalize mock-agent` serving the demo capture, a client
+// that initializes, opens a session, prompts, reads up to the prompt's
+// answer and then closes its stdin. The capture has what a recorded
+// session always has and the bundled ones lack: the start event, the
+// client-gone event and the agent's exit.
+func recordMockSession(t *testing.T, dir string) string {
+	t.Helper()
+	capture, err := filepath.Abs(filepath.Join("..", "..", "testdata", "captures", "cursor", "subagent-foreground.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "recorded.jsonl")
+	cmd := exec.Command(proxyBinary, "--record", rec, "--", proxyBinary, "mock-agent", "--no-stderr", capture)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, stdout := startPiped(t, cmd)
+	for _, f := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"clientInfo":{"name":"viewer-test","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"3f9a1c2e-7b4d-4e8a-9c61-5d2f0b8e4a17","prompt":[{"type":"text","text":"count the Go files"}]}}`,
+	} {
+		if _, err := io.WriteString(stdin, f+"\n"); err != nil {
+			t.Fatalf("writing to the proxy: %v", err)
+		}
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	answered := false
+	for !answered && sc.Scan() {
+		env := pipe.Peek(sc.Bytes())
+		answered = env.Kind == pipe.Response && string(env.ID) == "2"
+	}
+	_ = stdin.Close()
+	if err := cmd.Wait(); err != nil || !answered {
+		t.Fatalf("recording through mock-agent: %v, prompt answered %v (stderr: %s)", err, answered, stderr.String())
+	}
+	return rec
+}
+
+// rowsNotWhole lists the rendered rows of the page whose cells are not
+// laid out whole: a cell outside its row's box (pushed onto a second grid
+// line), a cell whose text wraps (scroll height above its client height)
+// and, for event and end rows, a cell too narrow for the event's name
+// (what comes before the first comma: "event start", "event client-gone",
+// "event exit code 0"). A long text may end in an ellipsis, its whole in
+// the row's tooltip and the detail; the name may not be cut.
+func rowsNotWhole(p *page) []string {
+	return eval[[]string](p, `(function(){
+		var out = [];
+		document.querySelectorAll('#spacer .row').forEach(function (r) {
+			if (r.hidden || !r.getClientRects().length) return;
+			var rb = r.getBoundingClientRect(), line = r.querySelector('.line').textContent;
+			var whole = /\bk-(event|end)\b/.test(r.className);
+			Array.prototype.forEach.call(r.children, function (c) {
+				if (!c.getClientRects().length) return;
+				var cb = c.getBoundingClientRect(), what = r.className + ' line ' + line + ' cell ' + c.className + ' "' + c.textContent + '"';
+				if (cb.top < rb.top - 0.5 || cb.bottom > rb.bottom + 0.5) out.push(what + ': box ' + cb.top + '-' + cb.bottom + ' outside the row ' + rb.top + '-' + rb.bottom);
+				if (c.scrollHeight > c.clientHeight + 1) out.push(what + ': wraps (' + c.scrollHeight + ' > ' + c.clientHeight + ' px high)');
+				if (whole && c.textContent) {
+					var name = c.textContent.split(',')[0], range = document.createRange(), text = c.firstChild;
+					while (text && text.nodeType !== 3) text = text.firstChild;
+					if (text) {
+						range.setStart(text, 0); range.setEnd(text, Math.min(name.length, text.length));
+						var nb = range.getBoundingClientRect();
+						if (nb.right > cb.right + 0.5) out.push(what + ': the name "' + name + '" is cut (' + nb.width + ' px in a cell of ' + cb.width + ')');
+					}
+				}
+			});
+		});
+		return out;
+	})()`)
+}
+
+// checkRowsWhole fails the test for each row rowsNotWhole finds, at the
+// top of the list and scrolled to its end.
+func checkRowsWhole(t *testing.T, p *page) {
+	t.Helper()
+	for _, where := range []string{"top", "end"} {
+		if where == "end" {
+			eval[chromedp.Void](p, `(function(){var l=document.getElementById('list'); l.scrollTop=l.scrollHeight; l.dispatchEvent(new Event('scroll'));})()`)
+			p.do(chromedp.Sleep(0)) // let the scroll's render frame run
+			eval[chromedp.Void](p, `new Promise(function(r){requestAnimationFrame(function(){requestAnimationFrame(r)})})`)
+		}
+		for _, bad := range rowsNotWhole(p) {
+			t.Errorf("at the %s of the list: %s", where, bad)
+		}
+	}
+	eval[chromedp.Void](p, `(function(){var l=document.getElementById('list'); l.scrollTop=0; l.dispatchEvent(new Event('scroll'));})()`)
+}
+
+// laneWidths are the widths of the viewer's columns and panes, in CSS
+// pixels, and how many characters of a row's font a lane holds.
+type laneWidths struct {
+	Client, Proxy, Agent, Detail, Tree, Page, Viewport float64
+	CharWidth                                          float64
+}
+
+func measureLanes(p *page) laneWidths {
+	return eval[laneWidths](p, `(function(){
+		function w(id){ var e=document.getElementById(id); return e && e.getClientRects().length ? e.getBoundingClientRect().width : 0; }
+		var probe = document.createElement('span'), row = document.querySelector('#spacer .row');
+		probe.style.font = getComputedStyle(row).font; probe.style.position = 'absolute'; probe.style.visibility = 'hidden'; probe.style.whiteSpace = 'pre';
+		probe.textContent = '0000000000';
+		document.body.appendChild(probe);
+		var ch = probe.getBoundingClientRect().width / 10;
+		probe.remove();
+		return {Client: w('lane-client'), Proxy: w('lane-proxy'), Agent: w('lane-agent'), Detail: w('detail'), Tree: w('tree-pane'),
+			Page: document.documentElement.scrollWidth, Viewport: window.innerWidth, CharWidth: ch};
+	})()`)
+}
+
+// testViewerRecordedSession: a session recorded with --record through the
+// mock agent shows every row whole, its event and end rows included; at
+// 1280 px with a frame's detail open the lanes still hold a useful line
+// and nothing scrolls sideways.
+func testViewerRecordedSession(t *testing.T, b *browser) {
+	rec := recordMockSession(t, t.TempDir())
+	e := expect(t, rec)
+	if e.events < 3 {
+		t.Fatalf("the recorded session has %d event rows, want at least 3 (start, client-gone, exit)", e.events)
+	}
+	p := b.open(t, writeViewer(t, t.TempDir(), rec))
+	checkCapturePage(t, p, e)
+	if n := eval[int](p, `document.querySelectorAll('#spacer .row.k-event, #spacer .row.k-end').length`); n == 0 {
+		t.Fatal("no event or end row rendered")
+	}
+	checkRowsWhole(t, p)
+
+	for _, width := range []int64{1400, 1280} {
+		p.do(chromedp.EmulateViewport(width, 800))
+		p.do(chromedp.Click(chromedp.CSS(`#spacer .row.k-frame`)))
+		if !p.stats().Detail {
+			t.Fatalf("%d px: a click on a frame row opened no detail", width)
+		}
+		checkRowsWhole(t, p)
+		w := measureLanes(p)
+		// A lane that holds 24 characters shows a method and the start of
+		// its summary; the detail needs room for its JSON.
+		const minChars = 24
+		for _, lane := range []struct {
+			name  string
+			width float64
+		}{{"client", w.Client}, {"agent", w.Agent}} {
+			if chars := lane.width / w.CharWidth; chars < minChars {
+				t.Errorf("%d px with the detail open: the %s lane holds %.0f characters (%.0f px), want at least %d (%+v)", width, lane.name, chars, lane.width, minChars, w)
+			}
+		}
+		if w.Detail < 320 || w.Tree == 0 {
+			t.Errorf("%d px with the detail open: detail %.0f px, tree %.0f px; want a detail of 320 px or more beside the tree (%+v)", width, w.Detail, w.Tree, w)
+		}
+		if w.Page > w.Viewport+0.5 {
+			t.Errorf("%d px with the detail open: the page is %.0f px wide, it scrolls sideways", width, w.Page)
+		}
+		t.Logf("%d px, detail open: lanes client %.0f, proxy %.0f, agent %.0f px (%.1f px a character); detail %.0f, tree %.0f px",
+			width, w.Client, w.Proxy, w.Agent, w.CharWidth, w.Detail, w.Tree)
+		p.do(chromedp.Click(chromedp.ID("detail-close")))
+	}
+	p.do(chromedp.EmulateReset())
 	p.clean()
 }

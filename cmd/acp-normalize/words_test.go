@@ -31,7 +31,7 @@ func runBinary(t *testing.T, args ...string) (int, string, string) {
 }
 
 // TestE2EWords: help and version work as words before "--", and after
-// "--" every word is the agent's (issue 19).
+// "--" every word is the agent's.
 func TestE2EWords(t *testing.T) {
 	t.Parallel()
 	versionLine := "acp-normalize " + binaryVersion(t, proxyBinary) + " ("
@@ -94,7 +94,7 @@ func TestE2EAgentNamedLikeAWord(t *testing.T) {
 
 // TestE2ESubcommandUsageErrors: a usage mistake in any subcommand is one
 // line on stderr and exit status 2, as at the top level; a mock-agent file
-// with no frames is one line and exit status 1 (issue 19).
+// with no frames is one line and exit status 1.
 func TestE2ESubcommandUsageErrors(t *testing.T) {
 	t.Parallel()
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")

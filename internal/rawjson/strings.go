@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -248,3 +249,36 @@ func Marshal(v any) ([]byte, error) {
 
 // Text returns the JSON string encoding s (no HTML escaping).
 func Text(s string) []byte { return AppendString(make([]byte, 0, StringLen(s)), s) }
+
+// ScalarText is the scalar member at path as text: a string decoded, a
+// number as written; "" for anything else or nothing.
+func ScalarText(frame []byte, path ...string) string {
+	v, ok := Lookup(frame, path...)
+	if !ok {
+		return ""
+	}
+	if s, ok := DecodeString(v); ok {
+		return s
+	}
+	if c := FirstByte(v); c == '-' || c >= '0' && c <= '9' {
+		return string(v)
+	}
+	return ""
+}
+
+// Truthy reports whether a raw JSON value is truthy as JavaScript reads
+// it (the SDKs that carry _meta.subagents are JavaScript's): anything but
+// absent, null, false, 0 and "".
+func Truthy(v []byte) bool {
+	switch c := FirstByte(v); {
+	case v == nil, c == 'n', c == 'f':
+		return false
+	case c == '"':
+		s, _ := DecodeString(v)
+		return s != ""
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, err := strconv.ParseFloat(string(v), 64)
+		return err != nil || n != 0
+	}
+	return true
+}

@@ -44,8 +44,8 @@ func hostPlatform(t *testing.T) Platform {
 
 // TestReproducible builds the release of this repository's HEAD for this
 // machine's platform twice, from two checkouts at different paths, into
-// two directories: SHA256SUMS and every archive are byte-identical (issue
-// 19: -trimpath, no VCS stamps of the go command, only the commit's time).
+// two directories: SHA256SUMS and every archive are byte-identical
+// (-trimpath, no VCS stamps of the go command, only the commit's time).
 // The cross builds of the other platforms run in make cross; this one
 // costs two links (the compiles are cached between them).
 func TestReproducible(t *testing.T) {
@@ -139,7 +139,7 @@ func checkArchive(t *testing.T, path string, p Platform, version string, mtime t
 }
 
 // checkVersion runs the released binary: it says the release's version,
-// its commit and the commit's time, nothing else (issue 19, rule M).
+// its commit and the commit's time, nothing else (rule M).
 func checkVersion(t *testing.T, bin, version string, src Source) {
 	t.Helper()
 	out, err := exec.Command(bin, "version", "--json").Output()

@@ -136,7 +136,7 @@ func (c *call) absorbToolResponse(cc []byte) error {
 
 // members returns the members of the JSON object obj by decoded key (the
 // last of duplicates, as encoding/json), their values aliasing obj: no
-// value is copied, however large (issue 8: a frame costs a small constant
+// value is copied, however large (a frame costs a small constant
 // times its size).
 func members(obj []byte) (map[string]json.RawMessage, error) {
 	if !json.Valid(obj) {

@@ -258,8 +258,7 @@ func metaPath(frame []byte) []string {
 }
 
 // deliveredCaptures are the sha256 sums of the real adapter captures as
-// they were delivered (shared/captures/claude of the project's steering
-// folder, 2026-11-29): the copies under testdata must stay those bytes.
+// they were delivered (2026-11-29): the copies under testdata must stay those bytes.
 var deliveredCaptures = map[string]string{
 	"flat-background.jsonl": "9e7b2e28c422c9ca197ebb4e1edcfe892fd50e1828a4bf524b10af148581436b",
 	"flat-foreground.jsonl": "7e157fa33826d7fdf113adc525299d97c0bb31a2aac1bed4c1940b27090b397c",
@@ -290,7 +289,7 @@ func TestCapturesProvenance(t *testing.T) {
 	}
 }
 
-// TestCapturesDifferential (issue 14): every recording, re-encoded and
+// TestCapturesDifferential: every recording, re-encoded and
 // with duplicate keys, gets the same verdicts and snapshots.
 func TestCapturesDifferential(t *testing.T) {
 	routetest.CheckCapturesDifferential(t, capturesDir, claudeModule())

@@ -286,7 +286,7 @@ func TestNoParent(t *testing.T) {
 	}
 }
 
-// TestLargeLaunchCallMemory pins issue 8 item 8 for Claude: the enriched
+// TestLargeLaunchCallMemory pins P6's cost of a rewrite for Claude: the enriched
 // frame holds the prompt twice (rawInput and the M snapshot); the rewrite
 // may allocate at most 4.5 times the frame: that output, the decoded
 // prompt and the snapshot (18.6× before the kit: rawInput decoded into a

@@ -108,7 +108,7 @@ func checkLaunchUpdate(t *testing.T, o rewrite.Output) {
 	}
 }
 
-// FuzzClaudeDifferential (issue 14): a session, the same session with every
+// FuzzClaudeDifferential: a session, the same session with every
 // frame spelled otherwise (blanks, escaped key and value characters,
 // reordered members) and the same session with decoy members before some
 // members under the same key (a parser reads the last one) get the same

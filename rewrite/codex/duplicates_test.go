@@ -38,7 +38,7 @@ func wait(members string) []byte {
 	return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"w","status":"in_progress","rawInput":{"receiverThreadIds":["T1"],"agentsStates":{` + members + `}}}}}`)
 }
 
-// TestV5OneUpdatePerLaunchCall pins issue 14 item 1 (V5, P6): a wait
+// TestV5OneUpdatePerLaunchCall pins V5, P6: a wait
 // frame whose agentsStates names the same child thousands of times
 // (duplicate keys, statuses alternating) is read as a JSON parser reads
 // it, the last member winning: the launch call gets one update with the

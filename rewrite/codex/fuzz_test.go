@@ -30,7 +30,7 @@ func FuzzCodex(f *testing.F) {
 	})
 }
 
-// FuzzCodexDifferential (issue 14): a session, the same session with every
+// FuzzCodexDifferential: a session, the same session with every
 // frame spelled otherwise (blanks, escaped key and value characters,
 // reordered members) and the same session with decoy members before some
 // members under the same key (a parser reads the last one) get the same

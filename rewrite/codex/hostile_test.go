@@ -14,7 +14,7 @@ var (
 	hostileLaunch = []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"spawnAgent","status":"in_progress","rawInput":{"prompt":"Read notes.txt","senderThreadId":"S","receiverThreadIds":["T1"]}}}}`)
 )
 
-// TestM_ForgedSnapshotOverwritten pins issue 14 item 2 (rule M) for
+// TestM_ForgedSnapshotOverwritten pins rule M for
 // Codex: a launch frame that already carries a _meta["acp-normalize"] (of
 // the same byte length as ours, or of any other shape) reaches the client
 // with the module's snapshot, never the forgery.
@@ -22,7 +22,7 @@ func TestM_ForgedSnapshotOverwritten(t *testing.T) {
 	routetest.CheckForgedSnapshot(t, codex.Module(), hostileRecs, hostileLaunch)
 }
 
-// TestP5_MalformedFramesUnchanged pins issue 14 item 7 (rule P5) for
+// TestP5_MalformedFramesUnchanged pins rule P5 for
 // Codex: a launch frame that is not valid JSON below its envelope, or is
 // nested deeper than the limit, goes out byte for byte, with a warning
 // that says which.

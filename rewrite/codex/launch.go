@@ -139,7 +139,7 @@ func childStatus(status string) meta.Status {
 // The object is read as a JSON parser reads it: of members naming the
 // same child (duplicate keys, however spelled) the last one is the
 // child's state. So a frame adds at most one update per launch call it
-// names, whatever its length (issue 14: 60,000 duplicates of one child
+// names, whatever its length (60,000 duplicates of one child
 // made 60,000 updates), in the launch calls' order rather than the
 // members' (a frame with its members reordered gets the same verdict).
 func (r *rewriter) childEnd(f *rewrite.Frame, sid string, upd []byte) (rewrite.Verdict, error) {

@@ -13,7 +13,7 @@ import (
 // module list are pinned by cmd/acp-normalize's TestCursorCaptures.
 var capturesDir = filepath.Join("..", "..", "testdata", "captures", "cursor")
 
-// TestCapturesDifferential (issue 14): every recording, re-encoded and
+// TestCapturesDifferential: every recording, re-encoded and
 // with duplicate keys, gets the same verdicts and snapshots.
 func TestCapturesDifferential(t *testing.T) {
 	routetest.CheckCapturesDifferential(t, capturesDir, cursor.Module())

@@ -157,7 +157,7 @@ func TestMalformedVendorDataWarnsOnce(t *testing.T) {
 	}
 }
 
-// TestLargeLaunchCallMemory pins issue 8 item 8: rewriting one subagent
+// TestLargeLaunchCallMemory pins P6's cost of a rewrite: rewriting one subagent
 // tool call costs a small constant times its size. The enriched frame
 // itself holds the prompt three times (rawInput, the C4 content and the M
 // snapshot); the whole rewrite may allocate at most 6.5 times the frame:
@@ -171,7 +171,7 @@ func TestLargeLaunchCallMemory(t *testing.T) {
 	rewritetest.CheckRewriteCost(t, cursor.Module(), nil, frame, 6.5)
 }
 
-// TestHeldBytesCapped pins P6 in bytes (issue 8 item 8): held cursor/task
+// TestHeldBytesCapped pins P6 in bytes: held cursor/task
 // requests count their prompts, and the oldest is dropped once the
 // connection's budget is exceeded, however few entries there are.
 func TestHeldBytesCapped(t *testing.T) {

@@ -21,7 +21,7 @@ func TestSubagentLabel(t *testing.T) {
 		{"empty custom", `{"custom":{}}`, ""},
 		{"name not a string", `{"custom":{"name":3}}`, ""},
 		{"escaped key", `{"\u0065xplore":{}}`, "explore"},
-		// Issue 14: duplicate keys are one key, the last value counting.
+		// Duplicate keys are one key, the last value counting.
 		{"duplicate key", `{"\u0075nspecified":true,"unspecified":{}}`, "unspecified"},
 		{"duplicate custom, the last counts", `{"custom":{"a":1,"b":2},"custom":{"unspecified":{}}}`, "unspecified"},
 		{"deep", strings.Repeat(`{"custom":`, 40) + `{"x":{}}` + strings.Repeat(`}`, 40), ""},

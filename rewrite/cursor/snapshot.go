@@ -120,7 +120,7 @@ func (s *snapshot) setSubagentType(raw []byte) {
 // subagentLabel unwraps every "custom" layer of a Cursor subagentType,
 // then takes the custom agent's name or the single remaining key. Keys
 // are read as a parser reads them: decoded, the last of duplicates
-// counting (issue 14).
+// counting.
 func subagentLabel(raw []byte) string {
 	for depth := 0; depth < 16 && rawjson.FirstByte(raw) == '{'; depth++ {
 		var keys []string

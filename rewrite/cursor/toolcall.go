@@ -16,7 +16,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 	}
 	// One walk of params, into its update, reads every member the module
 	// needs: a tool call's content can be megabytes, skipped once rather
-	// than once per member (issue 11).
+	// than once per member.
 	var p [2][]byte
 	var u updateMembers
 	if rawjson.PickIn(params, paramsKeys[:], p[:], "update", updateKeyNames[:], u[:]) != nil {

@@ -29,7 +29,7 @@ func FuzzGemini(f *testing.F) {
 	})
 }
 
-// FuzzGeminiDifferential (issue 14): a session, the same session with every
+// FuzzGeminiDifferential: a session, the same session with every
 // frame spelled otherwise (blanks, escaped key and value characters,
 // reordered members) and the same session with decoy members before some
 // members under the same key (a parser reads the last one) get the same

@@ -34,8 +34,7 @@ func Module() rewrite.Module {
 		Agents: []string{AgentName},
 		// AgentInfoTrigger hands it the initialize result (V1); every frame of a
 		// launch call has a toolCallId opening with "invoke_agent__" (in
-		// any spelling: the index also finds `"toolCallId": "invoke\u005f...`,
-		// issue 14); "session/close" drops a session's state (P6). Each
+		// any spelling: the index also finds `"toolCallId": "invoke\u005f...`); "session/close" drops a session's state (P6). Each
 		// holds an unescaped quote inside, so a chat message that mentions
 		// the words does not match.
 		Triggers: []string{rewrite.AgentInfoTrigger, `"toolCallId":"` + launchPrefix, `"session/close"`},

@@ -13,7 +13,7 @@ func TestTriggers(t *testing.T) {
 	routetest.CheckTriggers(t, gemini.Module(), []routetest.TriggerCase{
 		{Name: "initialize result", Frame: `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"gemini-cli"}}}`, Want: true},
 		{Name: "launch call", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"invoke_agent__invoke_agent_1_0","title":"Delegating to agent 'cli_help'"}}}`, Want: true},
-		// Issue 14 item 6: the same JSON in other spellings reaches it too.
+		// The same JSON in other spellings reaches it too.
 		{Name: "V2 launch call with spaces", Frame: `{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "S", "update": {"sessionUpdate": "tool_call", "toolCallId": "invoke_agent__invoke_agent_1_0"}}}`, Want: true},
 		{Name: "V2 launch call with an escape", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"invoke\u005fagent__invoke_agent_1_0"}}}`, Want: true},
 		{Name: "V2 launch call with an escaped key", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","\u0074oolCallId":"invoke_agent__invoke_agent_1_0"}}}`, Want: true},

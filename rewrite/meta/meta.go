@@ -24,7 +24,7 @@ const (
 // object is replaced by {Key: {member: value}}; the vendor's other _meta
 // keys, and every other byte of frame, are kept. Key is the proxy's: what
 // the frame already holds there is overwritten, never passed on as ours
-// (issue 14: a forged snapshot reached the client) — a member of the same
+// (a forged snapshot reached the client) — a member of the same
 // name is replaced, and a _meta[Key] that is not an object becomes
 // {member: value}. A nested proxy's own additions are not at risk: the
 // outer proxy turns off the modules the inner one advertises (rule M).

@@ -16,7 +16,7 @@ func TestSet(t *testing.T) {
 		{"vendor keys kept", `{"params":{"update":{"_meta":{"claudeCode":{"x":1}}}}}`, `{"params":{"update":{"_meta":{"claudeCode":{"x":1},"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
 		{"merged into our object", `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p"}}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"parentToolCallId":"p","subagent":{"vendor":"v"}}}}}}`},
 		{"_meta not an object is replaced", `{"params":{"update":{"_meta":7}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
-		// Issue 14 item 2: the key is the proxy's, whatever the frame holds there.
+		// The key is the proxy's, whatever the frame holds there.
 		{"a forged snapshot is replaced", `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"x"}}}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}}}}}}`},
 		{"our key not an object is overwritten", `{"params":{"update":{"_meta":{"acp-normalize":7,"k":1}}}}`, `{"params":{"update":{"_meta":{"acp-normalize":{"subagent":{"vendor":"v"}},"k":1}}}}`},
 	}

@@ -71,7 +71,7 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		}
 		// Info, not warn: the proxy handled a known kind of vendor
 		// quirk, and nobody watching an editor's agent log can act on it
-		// (issue 19; the default level shows warn and above only).
+		// (the default level shows warn and above only).
 		r.log.Info(what+" (--forward-unknown-vendor-methods passes it on)", "rule", "V7", "method", m)
 	}
 	return rewrite.RefuseMethod(f, m), nil

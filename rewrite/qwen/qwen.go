@@ -127,7 +127,7 @@ func (r *rewriter) sessionUpdate(f *rewrite.Frame) (rewrite.Verdict, error) {
 // parentToolCallId when parent is set (V4), and the frame is replaced when
 // the module wrote to it. Whether it wrote decides, not whether the bytes
 // look different: a frame that carried a forged snapshot of our length
-// must still go out with ours (issue 14).
+// must still go out with ours.
 func linked(v rewrite.Verdict, out []byte, changed bool, parent []byte, obj ...string) (rewrite.Verdict, error) {
 	if parent != nil {
 		var err error

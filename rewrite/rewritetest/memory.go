@@ -50,7 +50,7 @@ func JSONText(s string) []byte {
 
 // CheckRewriteCost rewrites one agent frame with a fresh connection of
 // mod (with settings) and fails the test when the rewrite allocated more than maxFactor
-// times the frame (issue 8: a frame costs a small constant times its
+// times the frame (a frame costs a small constant times its
 // size). It returns the rewritten frame.
 func CheckRewriteCost(t *testing.T, mod rewrite.Module, settings rewrite.Settings, frame []byte, maxFactor float64) []byte {
 	t.Helper()

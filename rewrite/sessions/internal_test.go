@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite/meta"
 )
 
@@ -91,14 +92,14 @@ func TestS0Truthy(t *testing.T) {
 		if raw != "" {
 			v = []byte(raw)
 		}
-		if got := truthy(v); got != want {
-			t.Errorf("truthy(%s) = %v, want %v", raw, got, want)
+		if got := rawjson.Truthy(v); got != want {
+			t.Errorf("rawjson.Truthy(%s) = %v, want %v", raw, got, want)
 		}
 	}
 }
 
 // TestS4AppendLink: the link block is added once, whatever the spelling
-// of one already there (issue 14: JSON a parser reads the same is treated
+// of one already there (JSON a parser reads the same is treated
 // the same; the fix of Cursor's S1 code, ported).
 func TestS4AppendLink(t *testing.T) {
 	tests := []struct{ name, content, want string }{

@@ -305,7 +305,7 @@ func appendEmptyLink(child string) []byte {
 
 // appendLink returns the content array with child's link block at its
 // end, unless the array has it already (in any spelling: the block is
-// read as a parser reads it, issue 14).
+// read as a parser reads it).
 func appendLink(content []byte, child string) ([]byte, error) {
 	empty, linked := true, false
 	err := rawjson.Elements(content, func(el []byte) bool {

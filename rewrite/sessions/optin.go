@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"log/slog"
-	"strconv"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/rewrite"
@@ -32,7 +31,7 @@ func (r *rewriter) initialize(f *rewrite.Frame) (rewrite.Verdict, error) {
 	std, _ := rawjson.Lookup(caps, "subagents")
 	metaObj, hasMeta := rawjson.Lookup(caps, "_meta")
 	metaValue, _ := rawjson.Lookup(metaObj, "subagents")
-	hasStd, hasMetaOn := rawjson.FirstByte(std) == '{', truthy(metaValue)
+	hasStd, hasMetaOn := rawjson.FirstByte(std) == '{', rawjson.Truthy(metaValue)
 	r.optedIn = hasStd || hasMetaOn || r.air == airNative
 	if !r.optedIn {
 		return v, nil
@@ -78,23 +77,6 @@ func (r *rewriter) nativeOn() bool {
 		if t.hasNative && !r.env.Settings.On(t.native) {
 			return false
 		}
-	}
-	return true
-}
-
-// truthy reports whether a raw JSON value is truthy as JavaScript reads
-// it (the SDKs that carry _meta.subagents are JavaScript's): anything but
-// absent, null, false, 0 and "".
-func truthy(v []byte) bool {
-	switch c := rawjson.FirstByte(v); {
-	case v == nil, c == 'n', c == 'f':
-		return false
-	case c == '"':
-		s, _ := rawjson.DecodeString(v)
-		return s != ""
-	case c == '-' || (c >= '0' && c <= '9'):
-		n, err := strconv.ParseFloat(string(v), 64)
-		return err != nil || n != 0
 	}
 	return true
 }

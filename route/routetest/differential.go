@@ -25,7 +25,7 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-// The differential checks (issue 14): JSON that a parser reads the same
+// The differential checks: JSON that a parser reads the same
 // must be treated the same. A session of frames is routed through a
 // Router with a module, then again with every frame spelled otherwise,
 // and what each side receives must be the same JSON values with the same
@@ -167,8 +167,7 @@ const maxRespelled = 64 << 10
 // and checkDuplicateKeys on every capture in dir, a vendor's captures
 // folder (the replays beside them left out; frames over 64 KiB kept as
 // recorded):
-// the real recordings, too large to be fuzz seeds, are checked once each
-// (issue 14).
+// the real recordings, too large to be fuzz seeds, are checked once each.
 func CheckCapturesDifferential(t *testing.T, dir string, mods ...rewrite.Module) {
 	t.Helper()
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
@@ -217,7 +216,7 @@ func checkReencoded(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, 
 // spelling, or an escaped one) and another value (a plain one, or a value
 // the session holds elsewhere). A parser reads the last of duplicate
 // keys, so both sides must receive the same JSON values with the same ops
-// in the same order (issue 14: a Codex module that acted on every
+// in the same order (a Codex module that acted on every
 // duplicate made 60,000 updates out of one frame).
 func checkDuplicateKeys(t testing.TB, recs []pipe.Record, how uint64, maxFrame int, mods []rewrite.Module) {
 	t.Helper()

@@ -13,7 +13,7 @@ import (
 
 // CheckForgedSnapshot checks that a module that rewrites a launch frame
 // writes its own snapshot over whatever the frame already carries at
-// _meta["acp-normalize"] (rule M; issue 14: a forgery of the same byte
+// _meta["acp-normalize"] (rule M: a forgery of the same byte
 // length as the real snapshot reached the client). recs are routed
 // through a Router with mod, then launch, a launch-call frame the module
 // annotates; then again with launch carrying each kind of forgery. The

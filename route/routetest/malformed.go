@@ -14,7 +14,7 @@ import (
 )
 
 // Malformed are the ways a frame whose envelope parses can be broken
-// below it (issue 14: a module spliced its snapshot into each of them):
+// below it (a module spliced its snapshot into each of them):
 // the raw JSON of a member value that makes the frame invalid.
 var Malformed = []struct{ Name, Value string }{
 	{"bad escape", `"a\qb"`},

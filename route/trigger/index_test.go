@@ -67,7 +67,7 @@ func TestTriggerIndex(t *testing.T) {
 		{"plain and short", `{"plain":"xy"}`, 0b100},
 		{"quote at the end", `{"a":"`, 0},
 		{"empty", ``, 0},
-		// Issue 14 item 6: other spellings of the same JSON.
+		// Other spellings of the same JSON.
 		{"escaped value", `{"update":{"sessionUpdate":"tool\u005fcall"}}`, 0b001},
 		{"escaped first character", `{"update":{"sessionUpdate":"\u0074ool_call"}}`, 0b001},
 		{"escaped second character", `{"m":"s\u0065ssion/close"}`, 0b010},
@@ -235,7 +235,7 @@ func FuzzTriggerIndexUnknownMethods(f *testing.F) {
 	mods[0].UnknownMethods = true
 	x := New(mods)
 	re := regexp.MustCompile(`^"method"[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)
-	// The key in another spelling (issue 14), at a quote no backslash
+	// The key in another spelling, at a quote no backslash
 	// precedes.
 	spelled := regexp.MustCompile(strings.TrimPrefix(spelledTrigger(`"method"`).String(), "^"))
 	spelledRe := regexp.MustCompile(`^(?:` + spelled.String() + `)[ \t\n\r]*:[ \t\n\r]*"([^"]*)"`)

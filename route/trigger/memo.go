@@ -62,7 +62,7 @@ func (x *Index) MatchMemo(frame []byte, m *Memo) uint64 {
 			// that reaches past the shared prefix can start there. With
 			// long triggers (23 bytes) this window holds a chunk's
 			// `"type":"text","text":"`, whose quotes would each cost a
-			// search (issue 11: all modules cost what none costs).
+			// search (all modules cost what none costs).
 			mask = x.matchWindow(frame, from, same, &note)
 			from = same
 		}

@@ -43,7 +43,7 @@ func FuzzTriggerMemo(f *testing.F) {
 	}
 	f.Add(append(storm, env[:len(env)-9]+`"tool_call"}}}}`+"\n"+env+`"},"id":1,"error":{}}}`...))
 	f.Add([]byte(env + `"},"k":"tool_call_updat"}}` + "\n" + env + `"},"k":"tool_call_update"}}`))
-	// Other spellings (issue 14) whose check reads past the shared
+	// Other spellings whose check reads past the shared
 	// prefix: an escape or blanks cut where the next frame differs.
 	f.Add([]byte(env + `"},"k":"tool\u005` + "\n" + env + `"},"k":"tool\u005fcall"}}` + "\n" + env + `"},"k":"tool\u005fcal"}}`))
 	f.Add([]byte(`{"agentInfo"` + strings.Repeat(" ", 300) + `}` + "\n" + `{"agentInfo"` + strings.Repeat(" ", 300) + `:{}}`))

@@ -8,7 +8,7 @@ import (
 // The same text can be spelled otherwise — white space between the
 // tokens, any character of a string escaped (`"invoke\u005fagent__"`,
 // `"session\/close"`) — and a parser reads it the same, so the index
-// finds those spellings too (issue 14: a Gemini launch written with ": "
+// finds those spellings too (a Gemini launch written with ": "
 // or with an escape got no snapshot).
 //
 // It costs next to nothing where a frame has none of them: the compact

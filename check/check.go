@@ -1,4 +1,4 @@
-package timeline
+package check
 
 import (
 	"encoding/json"
@@ -8,34 +8,39 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/route"
 )
 
-// Check validates every frame of replayed captures against the ACP schema
+// Checker validates every frame of replayed captures against the ACP schema
 // of the negotiated protocol version (internal/acpschema: the stable
 // schema, the unstable one only for the shapes only it has) and reports
 // what the contract names as vendor breakage: methods that are neither
 // ACP's nor '_'-prefixed (V7), the draft subagent dialect (S6), child
 // session shapes sent to a client that did not opt in (S0), request ids a
 // receiver would reject (a second open request with the same id, an
-// answer to no open request), and lines that are not JSON (F2).
+// answer to no open request), lines that are not JSON (F2) and frames that
+// are not valid UTF-8.
 //
 // Each problem is attributed to the side that sent the frame: the client,
 // the agent, or acp-normalize for the frames the proxy wrote in the replay
 // (rule P3: those must be clean). Problems are grouped by direction,
 // method and JSON path, with a count, the first example and how many of
 // the frames reached the other side as they were sent.
-type Check struct {
+type Checker struct {
 	w        io.Writer
 	json     bool
 	run      *checkRun
 	problems int
-	empty    int
+	// levels counts the problem groups found so far by Level.
+	levels map[Level]int
+	empty  int
 	// schemas are loaded once, for every capture.
 	schemas map[int]*acpschema.Schema
 	// mods cite the rule of the vendor methods they handle.
@@ -46,16 +51,84 @@ type Check struct {
 // with jsonOut one JSON object per capture and line. A finding about a
 // vendor method one of mods handles cites that module's rule
 // (Module.MethodRules); any other, V7.
-func NewCheck(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Check {
-	return &Check{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods}
+func New(w io.Writer, jsonOut bool, mods ...rewrite.Module) *Checker {
+	return &Checker{w: w, json: jsonOut, schemas: map[int]*acpschema.Schema{}, mods: mods, levels: map[Level]int{}}
 }
 
 // Problems is the number of problem groups found so far (0: clean).
-func (c *Check) Problems() int { return c.problems }
+func (c *Checker) Problems() int { return c.problems }
+
+// AtLeast is the number of problem groups found so far at level l or
+// above: what `check --fail-on l` fails on.
+func (c *Checker) AtLeast(l Level) int {
+	n := 0
+	for level, count := range c.levels {
+		if level >= l {
+			n += count
+		}
+	}
+	return n
+}
+
+// Level is how bad a finding is for the session, lowest first.
+type Level int
+
+const (
+	// Repaired: the receiver never gets the problem; acp-normalize
+	// answers, drops or replaces every frame that has it.
+	Repaired Level = iota + 1
+	// Broken: the receiver gets the problem (and may reject the frame)
+	// in at least one frame: acp-normalize does not repair it, or wrote
+	// it itself (P3).
+	Broken
+)
+
+// String is the level's name, as `--fail-on` takes it and --json writes
+// it.
+func (l Level) String() string {
+	switch l {
+	case Repaired:
+		return "repaired"
+	case Broken:
+		return "broken"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// MarshalText writes the level's name.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name, for readers of --json reports.
+func (l *Level) UnmarshalText(b []byte) error {
+	v, err := ParseLevel(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
+// ParseLevel reads a level's name.
+func ParseLevel(name string) (Level, error) {
+	for _, l := range []Level{Repaired, Broken} {
+		if l.String() == name {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown level %q: repaired or broken", name)
+}
+
+// level is the finding's Level, once its frames are counted.
+func (f *finding) level() Level {
+	if f.Side == proxySide || f.Reached > 0 {
+		return Broken
+	}
+	return Repaired
+}
 
 // Empty is the number of captures so far in which no frame could be
 // checked (an empty file, stdin from a command that failed): not clean.
-func (c *Check) Empty() int { return c.empty }
+func (c *Checker) Empty() int { return c.empty }
 
 // noFrames reports whether the capture gave no frame to check.
 func (r *checkRun) noFrames() bool { return r.frames["client"]+r.frames["agent"] == 0 }
@@ -97,6 +170,9 @@ type finding struct {
 	// frame as sent, or a replacement by the proxy that kept the problem
 	// (the proxy answered, dropped or repaired the others).
 	Reached int `json:"reached"`
+	// Level is Broken when any frame's problem reached the receiver
+	// (every frame acp-normalize wrote reaches it), else Repaired.
+	Level Level `json:"level"`
 }
 
 // exampleLimit is how many bytes of an example frame a report carries.
@@ -134,6 +210,7 @@ type checkRun struct {
 	// knows is in it (sessions, toolCalls).
 	initialized bool
 	sessions    map[string]bool
+	own         map[string]bool // of those, the client's: created (a session/new answer) or loaded
 	toolCalls   map[[2]string]bool
 }
 
@@ -143,15 +220,15 @@ type idRef struct {
 }
 
 // Begin implements Renderer.
-func (c *Check) Begin(name string) error {
+func (c *Checker) Begin(name string) error {
 	c.run = &checkRun{name: name, mods: c.mods, schemas: c.schemas, version: 1, versionSource: "assumed: no initialize",
 		requests: map[idRef]string{}, open: map[idRef]bool{}, proxyAnswered: map[idRef]bool{},
-		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, toolCalls: map[[2]string]bool{}}
+		frames: map[string]int{}, groups: map[findingKey]*finding{}, sessions: map[string]bool{}, own: map[string]bool{}, toolCalls: map[[2]string]bool{}}
 	return nil
 }
 
 // Step implements Renderer.
-func (c *Check) Step(s *route.Step) error {
+func (c *Checker) Step(s *route.Step) error {
 	r := c.run
 	if r == nil {
 		return nil
@@ -194,7 +271,7 @@ func (c *Check) Step(s *route.Step) error {
 }
 
 // Unreadable implements [Unreadable].
-func (c *Check) Unreadable(line int) {
+func (c *Checker) Unreadable(line int) {
 	switch {
 	case c.run == nil:
 	case line == 0:
@@ -205,7 +282,7 @@ func (c *Check) Unreadable(line int) {
 }
 
 // End implements Renderer: it writes the capture's report.
-func (c *Check) End() error {
+func (c *Checker) End() error {
 	r := c.run
 	if r == nil {
 		return nil
@@ -213,6 +290,10 @@ func (c *Check) End() error {
 	c.run = nil
 	fs := r.sorted()
 	c.problems += len(fs)
+	for _, f := range fs {
+		f.Level = f.level()
+		c.levels[f.Level]++
+	}
 	if r.noFrames() && r.unread == 0 && !r.unreadRest {
 		c.empty++
 	}
@@ -225,7 +306,7 @@ func (c *Check) End() error {
 // newConnection forgets what one connection of a trace set up.
 func (r *checkRun) newConnection() {
 	r.requests, r.open, r.proxyAnswered = map[idRef]string{}, map[idRef]bool{}, map[idRef]bool{}
-	r.sessions, r.toolCalls, r.initialized = map[string]bool{}, map[[2]string]bool{}, false
+	r.sessions, r.own, r.toolCalls, r.initialized = map[string]bool{}, map[string]bool{}, map[[2]string]bool{}, false
 }
 
 // schema returns the schema of the negotiated version (v1 when that
@@ -287,12 +368,13 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	switch {
 	case env.Kind == pipe.Response:
 		if sid, ok := rawjson.LookupString(frame, "result", "sessionId"); ok {
-			r.sessions[sid] = true
+			r.sessions[sid], r.own[sid] = true, r.own[sid] || side != "client"
 		}
 		return
 	case side == "client":
 		if sid, ok := rawjson.LookupString(frame, "params", "sessionId"); ok && method != "session/new" {
 			r.sessions[sid] = true // session/load, resume: the client names it
+			r.own[sid] = r.own[sid] || method == "session/load" || method == "session/resume"
 		}
 		return
 	}
@@ -305,6 +387,10 @@ func (r *checkRun) known(side string, env pipe.Envelope, method string, frame []
 	case "subagent_update":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "sessionId"); ok {
 			r.sessions[c] = true
+			if r.own[c] || c == sid {
+				r.add(findingKey{check: "session", side: side, method: method, update: update, kind: envKind(env), path: "/params/update/sessionId",
+					message: "the client's own session announced as a child (of itself or another): a client may hide it or file it under another"}, "S7", line, frame, "client")
+			}
 		}
 	case "subagent_spawned":
 		if c, ok := rawjson.LookupString(frame, "params", "update", "subagentSessionId"); ok {
@@ -381,6 +467,12 @@ func (r *checkRun) validate(side, to, method string, env pipe.Envelope, frame []
 	update := ""
 	if method == "session/update" {
 		update, _ = rawjson.LookupString(frame, "params", "update", "sessionUpdate")
+	}
+	if !utf8.Valid(frame) {
+		// Passed on byte for byte: the receiver's parser (serde, as
+		// Zed's) rejects the whole frame.
+		r.add(findingKey{check: "framing", side: side, method: method, update: update, kind: kind,
+			message: "not valid UTF-8: JSON text must be UTF-8; strict parsers (serde, Zed's) reject the frame, others alter the bytes"}, "", line, frame, to)
 	}
 	if method == "session/update" && (update == "subagent_spawned" || update == "subagent_state_update") {
 		r.add(findingKey{check: "draft", side: side, method: method, update: update, kind: kind, path: "/params/update/sessionUpdate",
@@ -474,20 +566,20 @@ func (r *checkRun) observeInitialize(from pipe.Side, method string, frame []byte
 	switch {
 	case from == pipe.Client && method == "initialize":
 		if r.client[0] == "" { // a trace's later connections keep the first names
-			r.client[0], r.client[1] = peerInfo(frame, "params", "clientInfo")
+			r.client[0], r.client[1] = rewrite.PeerInfo(frame, "params", "clientInfo")
 		}
-		if v, err := strconv.Atoi(rawText(frame, "params", "protocolVersion")); err == nil {
+		if v, err := strconv.Atoi(rawjson.ScalarText(frame, "params", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the client's initialize request"
 		}
 		caps, _ := rawjson.Lookup(frame, "params", "clientCapabilities")
 		sub, ok := rawjson.Lookup(caps, "subagents")
 		metaSub, _ := rawjson.Lookup(caps, "_meta", "subagents")
-		r.subagents = ok && rawjson.FirstByte(sub) == '{' || truthy(metaSub)
+		r.subagents = ok && rawjson.FirstByte(sub) == '{' || rawjson.Truthy(metaSub)
 	case from == pipe.Agent && method == "":
 		if r.agent[0] == "" {
-			r.agent[0], r.agent[1] = peerInfo(frame, "result", "agentInfo")
+			r.agent[0], r.agent[1] = rewrite.PeerInfo(frame, "result", "agentInfo")
 		}
-		if v, err := strconv.Atoi(rawText(frame, "result", "protocolVersion")); err == nil {
+		if v, err := strconv.Atoi(rawjson.ScalarText(frame, "result", "protocolVersion")); err == nil {
 			r.version, r.versionSource = v, "the initialize result"
 		}
 	}
@@ -586,9 +678,9 @@ func envKind(env pipe.Envelope) string {
 	return env.Kind.String()
 }
 
-func (c *Check) writeText(r *checkRun, fs []*finding) error {
+func (c *Checker) writeText(r *checkRun, fs []*finding) error {
 	var b strings.Builder
-	b.WriteString(terminalText(r.name) + "\n")
+	b.WriteString(terminal.Text(r.name) + "\n")
 	var who []string
 	if r.client[0] != "" {
 		who = append(who, "client "+strings.TrimSpace(r.client[0]+" "+r.client[1]))
@@ -597,7 +689,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 		who = append(who, "agent "+strings.TrimSpace(r.agent[0]+" "+r.agent[1]))
 	}
 	who = append(who, fmt.Sprintf("ACP v%d (%s)", r.version, r.versionSource))
-	b.WriteString("  " + oneLine(strings.Join(who, ", "), 300) + "\n")
+	b.WriteString("  " + terminal.Line(strings.Join(who, ", "), 300) + "\n")
 	fmt.Fprintf(&b, "  %d %s from the client, %d from the agent, %d written by acp-normalize in the replay\n",
 		r.frames["client"], plural(r.frames["client"], "frame"), r.frames["agent"], r.frames[proxySide])
 	for _, side := range []string{"agent", "client", proxySide} {
@@ -632,7 +724,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 			if f.Rule != "" {
 				where += " (rule " + f.Rule + ")"
 			}
-			fmt.Fprintf(&b, "    ✗ %s  %s\n", oneLine(head, 120), oneLine(where, 300))
+			fmt.Fprintf(&b, "    ✗ %s  %s\n", terminal.Line(head, 120), terminal.Line(where, 300))
 			frames := fmt.Sprintf("%d %s, first at line %d", f.Count, plural(f.Count, "frame"), f.FirstLine)
 			if side != proxySide {
 				switch {
@@ -645,7 +737,7 @@ func (c *Check) writeText(r *checkRun, fs []*finding) error {
 				}
 			}
 			b.WriteString("        " + frames + "\n")
-			b.WriteString("        " + oneLine(f.Example, 200) + "\n")
+			b.WriteString("        " + terminal.Line(f.Example, 200) + "\n")
 		}
 	}
 	if r.unread > 0 {
@@ -688,7 +780,7 @@ type checkPeer struct {
 	Version string `json:"version,omitempty"`
 }
 
-func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
+func (c *Checker) writeJSON(r *checkRun, fs []*finding) error {
 	rep := checkReport{File: r.name, ProtocolVersion: r.version, VersionFrom: r.versionSource,
 		Frames:   map[string]int{"client": r.frames["client"], "agent": r.frames["agent"], proxySide: r.frames[proxySide]},
 		Problems: len(fs), UnreadLines: r.unread, UnreadRest: r.unreadRest, NoFrames: r.noFrames(), Findings: fs}
@@ -702,7 +794,7 @@ func (c *Check) writeJSON(r *checkRun, fs []*finding) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.w.Write(append(b, '\n'))
+	_, err = c.w.Write(append(terminal.JSON(b), '\n')) // examples are vendor frames
 	return err
 }
 

@@ -1,17 +1,21 @@
-package timeline
+package check
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/acp-normalize/acp-normalize/internal/acpschema"
+	"github.com/acp-normalize/acp-normalize/internal/terminal"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
 	vendormethods "github.com/acp-normalize/acp-normalize/rewrite/methods"
 	"github.com/acp-normalize/acp-normalize/rewrite/rewritetest"
+	"github.com/acp-normalize/acp-normalize/route"
 )
 
 // checkCapture runs Check over a capture (one record per line) replayed
@@ -19,8 +23,8 @@ import (
 func checkCapture(t *testing.T, schemas map[int]*acpschema.Schema, capture string, mods ...rewrite.Module) checkReport {
 	t.Helper()
 	var buf bytes.Buffer
-	c := NewCheck(&buf, true, cursor.Module()) // the module whose rules the findings cite
-	c.schemas = schemas                        // loaded once for the test: loading is the slow part
+	c := New(&buf, true, cursor.Module()) // the module whose rules the findings cite
+	c.schemas = schemas                   // loaded once for the test: loading is the slow part
 	render(t, c, mods, writeCapture(t, capture))
 	var rep checkReport
 	if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
@@ -105,6 +109,15 @@ func TestCheck(t *testing.T) {
 		{"answer_to_a_request_of_the_recorded_proxy_spelled_with_an_escape_C12", lines(ckInit, ckInitResult, `{"from":"client","frame":{"jsonrpc":"2.0","id":"acp\u002dnormalize:1","result":{}}}`), nil, nil},
 		{"id_not_an_integer", lines(`{"from":"client","frame":{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}}`),
 			nil, []string{`client>agent initialize  request /id [] x1 line 1 reached 1: a request id must be a string, an integer or null, not 1.5`}},
+		{"S7_the_clients_own_session_announced_as_a_child", lines(ckInitSub, ckInitResult, ckNew, ckNewResult,
+			`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"s","title":"x","state":{"state":"running"}}}}}`,
+			`{"from":"client","frame":{"jsonrpc":"2.0","id":5,"method":"session/load","params":{"sessionId":"l","cwd":"/w","mcpServers":[]}}}`,
+			`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"l","title":"x","state":{"state":"running"}}}}}`,
+			`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"x","state":{"state":"running"}}}}}`),
+			nil, []string{`agent>client session/update subagent_update notification /params/update/sessionId [S7] x2 line 5 reached 2: the client's own session announced as a child`}},
+		{"a_frame_that_is_not_UTF-8", lines(ckInit, ckInitResult, ckNew, ckNewResult,
+			`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"caf`+"\xc3\x28 \xff"+`"}}}}}`),
+			nil, []string{`agent>client session/update agent_message_chunk notification  [] x1 line 5 reached 1: not valid UTF-8`}},
 		{"F2_not_JSON", lines(ckInit, ckInitResult, `{"from":"agent","text":"Using worktree: /x"}`),
 			nil, []string{`agent>client   line  [F2] x1 line 3 reached 0: a line that is not JSON on the protocol stream`}},
 		{"v2_upserts_and_subagents_without_capability_are_fine",
@@ -224,7 +237,7 @@ func TestCheckVersion(t *testing.T) {
 func TestCheckText(t *testing.T) {
 	capture := lines(ckInit, ckInitResult, `{"from":"agent","frame":{"jsonrpc":"2.0","method":"craft/note","params":{"x":"\u001b]52;c;aGk=\u0007"}}}`)
 	var buf bytes.Buffer
-	c := NewCheck(&buf, false)
+	c := New(&buf, false)
 	render(t, c, nil, writeCapture(t, capture))
 	out := buf.String()
 	for _, want := range []string{
@@ -243,4 +256,118 @@ func TestCheckText(t *testing.T) {
 	if r, at := firstUnsafeRune(out); at >= 0 {
 		t.Errorf("rune %U reached the report", r)
 	}
+}
+
+// TestLevelNames: every level reads back from its name, in order, and a
+// name that is no level is an error (`check --fail-on` takes them).
+func TestLevelNames(t *testing.T) {
+	tests := []struct {
+		name string
+		want Level
+		err  bool
+	}{
+		{"repaired", Repaired, false},
+		{"broken", Broken, false},
+		{"none", 0, true}, // the command's, not a level
+		{"Broken", 0, true},
+		{"", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseLevel(tt.name)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Fatalf("ParseLevel(%q) = %v, %v; want %v (error %v)", tt.name, got, err, tt.want, tt.err)
+			}
+			if err == nil && got.String() != tt.name {
+				t.Errorf("%v.String() = %q", got, got.String())
+			}
+		})
+	}
+	if Repaired >= Broken {
+		t.Errorf("Repaired (%d) is not below Broken (%d)", Repaired, Broken)
+	}
+}
+
+// render replays the captures through mods into the checker.
+func render(t *testing.T, c *Checker, mods []rewrite.Module, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Begin(filepath.ToSlash(name)); err != nil {
+			t.Fatal(err)
+		}
+		err = route.Replay(f, route.RouterConfig{Modules: mods, Version: "test"}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
+				return nil
+			}
+			return c.Step(s)
+		})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.End(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeCapture writes a capture's text to a file of the test's own.
+func writeCapture(t *testing.T, capture string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "capture.jsonl")
+	if err := os.WriteFile(name, []byte(capture), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// FuzzCheck replays arbitrary captures into the check (the viewer's fuzz
+// seeds): it does not panic and every line of its --json report is JSON.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"</script><img src=x onerror=1>","update":{"sessionUpdate":"subagent_update","sessionId":"c","title":"<!--"}}}}` + "\n"))
+	f.Add([]byte(`{"from":"client","frame":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}}` + "\n" + `{"from":"agent","frame":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"x"}}}` + "\n"))
+	f.Add([]byte(`{"from":"agent","text":"\u2028</style>"}` + "\n" + `{"from":"agent","stderr":"</script>"}` + "\n" + `{"event":"exit","code":1}` + "\n"))
+	f.Add([]byte(`{"from":"agent","frame":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":{"_toolName":"task"},"_meta":{"acp-normalize":{"subagent":{"status":"running","durationMs":"x"}}}}}}}` + "\n"))
+	schemas := map[int]*acpschema.Schema{} // loaded once: loading is the slow part
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var report bytes.Buffer
+		c := New(&report, true)
+		c.schemas = schemas
+		if err := c.Begin("fuzz</script>"); err != nil {
+			t.Fatal(err)
+		}
+		mods := []rewrite.Module{rewritetest.Module()}
+		err := route.Replay(bytes.NewReader(data), route.RouterConfig{Modules: mods, NonJSON: route.ForwardNonJSON}, func(s *route.Step) error {
+			if s.Kind == route.StepError {
+				return nil
+			}
+			return c.Step(s)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.End(); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(report.String()), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Fatalf("check report line %q", line)
+			}
+		}
+	})
+}
+
+// firstUnsafeRune returns the first C0 (but newline), C1 or format rune
+// of a report, and its offset, or -1.
+func firstUnsafeRune(out string) (rune, int) {
+	for i, r := range out {
+		if r != '\n' && terminal.Unsafe(r) {
+			return r, i
+		}
+	}
+	return 0, -1
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// openPTY opens a pseudo-terminal pair: the side a program writes to as
+// its terminal, and the side a test reads what the terminal got from.
+func openPTY(t *testing.T) (term, master *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		m.Close()
+		t.Skipf("no pseudo-terminal: unlock: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		m.Close()
+		t.Skipf("no pseudo-terminal: number: %v", e)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return s, m
+}
+
+// TestE2ELogsToATerminalAreEscaped: the proxy's log lines on a terminal
+// (colour on) carry an agent's words escaped: a non-JSON line on the
+// agent's stdout is logged (F2) with its first bytes, and tint, which
+// quotes a value, put its ESC bytes back raw, so an agent could set the
+// window title or write the clipboard through the proxy's own log.
+func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
+	term, master := openPTY(t)
+	cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "TERM=xterm", envFakeAgent+"="+script(t,
+		"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e end", "exit 0"))
+	cmd.Stdin = strings.NewReader("")
+	cmd.Stdout = io.Discard
+	cmd.Stderr = term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close() // the proxy holds it; the master reads EIO once it is gone
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			buf.Write(b[:n])
+			if err != nil {
+				got <- buf.Bytes()
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	select {
+	case err := <-errc:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		_ = cmd.Process.Kill()
+		t.Fatal("the proxy did not exit")
+	}
+	out := <-got
+	if !bytes.Contains(out, []byte("banner")) {
+		t.Fatalf("the agent's non-JSON line is not logged on the terminal:\n%q", out)
+	}
+	if !bytes.Contains(out, []byte("\x1b[")) {
+		t.Errorf("no colour on the terminal: not the case under test:\n%q", out)
+	}
+	for _, bad := range []string{"\x1b]", "\x07", "\u009b", "\u202e"} {
+		if bytes.Contains(out, []byte(bad)) {
+			t.Errorf("the log on the terminal holds the agent's %q:\n%q", bad, out)
+		}
+	}
+}
+
+// runOnTerminal runs the binary with stdout and stderr on a
+// pseudo-terminal and returns what the terminal got.
+func runOnTerminal(t *testing.T, args ...string) []byte {
+	t.Helper()
+	term, master := openPTY(t)
+	cmd := exec.Command(proxyBinary, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Stdout, cmd.Stderr = term, term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close()
+	var buf bytes.Buffer
+	b := make([]byte, 4096)
+	for {
+		n, err := master.Read(b)
+		buf.Write(b[:n])
+		if err != nil {
+			break
+		}
+	}
+	_ = cmd.Wait()
+	return buf.Bytes()
+}
+
+// TestE2ECapturesOnATerminalAreEscaped: what a capture or a trace holds
+// reaches a terminal escaped, whichever command prints it: the frames
+// as JSON (replay's JSON lines, check --json, export, mock-agent's
+// stdout) with JSON escapes (the same values; valid JSON cannot hold raw
+// C0 controls, but it can hold C1 controls and bidi overrides), the text
+// views and the error lines that quote a file (a trace header of another
+// version) with terminal.Text, mock-agent's replayed stderr
+// lines too. Piped, the frames' bytes are left as they are.
+func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
+	capture := filepath.Join(t.TempDir(), "c.jsonl")
+	// C1 controls and a bidi override as UTF-8, and a lone 0x9b byte: CSI
+	// to a terminal that reads 8-bit controls.
+	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne q\x9b32m"
+	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + bad + `"}}}}`
+	// A method outside ACP: check reports it, the frame its example.
+	vendor := `{"jsonrpc":"2.0","method":"craft/x","params":{"t":"` + bad + `"}}`
+	// A stderr line the mock agent replays on its stderr.
+	stderr := `{"seq":3,"from":"agent","stderr":"fatal \u001b]0;pwned\u0007 \u009b31m \u202e"}`
+	if err := os.WriteFile(capture, []byte(`{"seq":1,"from":"agent","frame":`+frame+"}\n"+`{"seq":2,"from":"agent","frame":`+vendor+"}\n"+stderr+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A trace of a version this reader does not know: the error quotes it.
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"type":"header","format":"acp-inspector-trace","version":"2`+bad+`"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"replay", capture},
+		{"replay", "--format", "pretty", trace},
+		{"export", trace},
+		{"replay", "--format", "pretty", capture},
+		{"check", capture},
+		{"check", "--json", capture},
+		{"export", capture},
+		{"mock-agent", capture},
+	} {
+		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+			out := runOnTerminal(t, args...)
+			if len(out) == 0 {
+				t.Fatal("nothing on the terminal")
+			}
+			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e", "\x1b]", "\x07", "q\x9b"} {
+				if bytes.Contains(out, []byte(r)) {
+					t.Errorf("%q reached the terminal raw:\n%q", r, out)
+				}
+			}
+		})
+	}
+	// Piped: byte for byte.
+	code, out, stderr := runBinary(t, "replay", capture)
+	if code != 0 || !strings.Contains(out, bad) {
+		t.Errorf("replay to a pipe: exit %d, the frame's bytes changed:\n%q\n%s", code, out, stderr)
+	}
+}
