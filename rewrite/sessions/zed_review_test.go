@@ -274,6 +274,20 @@ func TestZedReviewChildThreads(t *testing.T) {
 				t.Errorf("Z2: a permission request after the parent's reload went to %q", sessionOf(outs[0]))
 			}
 		}},
+		{"the loads spelled with escapes", func(t *testing.T, c *zedConn) {
+			c.agent(launchFrame("toolu_1"))
+			c.client(strings.Replace(loadFrame("1", "s1"), "session/load", `session\/load`, 1))
+			child := childOf(c.agent(launchFrame("toolu_1")))
+			c.agent(linkedChunk("toolu_1", "replayed"))
+			c.agent(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			if child == "" {
+				t.Fatal("Z1: no key on the replay of an escaped session/load")
+			}
+			texts, ok := childThread(c.client(strings.Replace(loadFrame("2", child), `"sessionId"`, `"session\u0049d"`, 1)), child, "2")
+			if !ok || strings.Join(texts, "|") != "Copy it|replayed" {
+				t.Errorf("Z2: an escaped load of the child: answered %v, thread %q", ok, texts)
+			}
+		}},
 		{"a new connection names the same child", func(t *testing.T, c *zedConn) {
 			c.agent(launchFrame("toolu_1"))
 			c.agent(launchFrame("toolu_1")) // the same id launched again
@@ -302,6 +316,8 @@ func TestZedReviewWhoGetsTheKey(t *testing.T) {
 	}{
 		{"zed", nil, zedInit, loadAgentInit, true},
 		{"an agent without loadSession", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`, false},
+		{"loadSession spelled with an escape", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"load\u0053ession":true}}}`, true},
+		{"loadSession spaced", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession" : true }}}`, true},
 		{"loadSession not a boolean", nil, zedInit, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":"true"}}}`, false},
 		{"another client", nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"agent-shell"}}}`, loadAgentInit, false},
 		{"another client, forced on", rewrite.Settings{"zed-subagents": "on"}, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"agent-shell"}}}`, loadAgentInit, true},
