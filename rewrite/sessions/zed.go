@@ -240,7 +240,15 @@ func (r *rewriter) zedAnswer(f *rewrite.Frame) {
 		return
 	}
 	z.loads.Delete(id)
-	z.replaying.Delete(sid)
+	again := false
+	z.loads.Each(func(_ string, s string) bool { again = s == sid; return !again })
+	if again {
+		// Another load of the session is pending (two panes, a retry):
+		// its replay follows this answer, counted afresh (the same C).
+		r.zedReset(sid)
+	} else {
+		z.replaying.Delete(sid)
+	}
 	if z.loads.Len() == 0 && z.watchingAnswer {
 		for _, t := range answerTriggers {
 			r.env.Unwatch(t)
@@ -287,6 +295,13 @@ func (r *rewriter) zedReplay(sid, id string) {
 			z.watchingAnswer = r.env.Watch(t) && z.watchingAnswer
 		}
 	}
+	r.zedReset(sid)
+}
+
+// zedReset starts a replay of session sid (Z3): launches counted afresh,
+// the children's frames to be replaced by the replay's, and loaded again.
+func (r *rewriter) zedReset(sid string) {
+	z := r.zed
 	prefix := sid + "\x00"
 	z.counts.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
 	z.calls.DropSession(sid)

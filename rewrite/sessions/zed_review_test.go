@@ -573,3 +573,35 @@ func TestZedReviewNoHoles(t *testing.T) {
 		})
 	}
 }
+
+// TestZedReviewTwoLoadsOfTheParent: a client that loads the same
+// session twice before the first answer (two panes, a retry) gets two
+// replays; each gives the same C, and the session is live again only
+// once both are answered (Z1, Z3).
+func TestZedReviewTwoLoadsOfTheParent(t *testing.T) {
+	tests := []struct {
+		name                   string
+		answerFirst, answerSec string
+	}{
+		{"answered in order", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{"the second answered with an error", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"busy"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newZedConn(t, zedInit, loadAgentInit)
+			c.agent(launchFrame("toolu_1"))
+			c.client(loadFrame("1", "s1"))
+			c.client(loadFrame("2", "s1"))
+			first := childOf(c.agent(launchFrame("toolu_1")))
+			c.agent(tc.answerFirst)
+			second := childOf(c.agent(launchFrame("toolu_1")))
+			if first == "" || second != first {
+				t.Errorf("Z1: the two replays named %q and %q", first, second)
+			}
+			c.agent(tc.answerSec)
+			if hasKey(c.agent(launchFrame("toolu_2"))) {
+				t.Errorf("Z1: a live call after both answers got the key")
+			}
+		})
+	}
+}
