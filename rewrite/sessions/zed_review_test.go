@@ -605,3 +605,37 @@ func TestZedReviewTwoLoadsOfTheParent(t *testing.T) {
 		})
 	}
 }
+
+// TestZedReviewCallForgotten: a launch call whose state P6 dropped (more
+// launch calls than a table holds) keeps its C on its later frames in
+// the same replay: an update is of the call's latest launch, not a new
+// one (Z1: one card, one child).
+func TestZedReviewCallForgotten(t *testing.T) {
+	tests := []struct {
+		name  string
+		calls int
+	}{
+		{"within the table", 3},
+		{"past the table", 12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := route.NewRouter(route.RouterConfig{Modules: modules(), Version: "0", MaxEntries: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &zedConn{t: t, r: r}
+			c.client(zedInit)
+			c.agent(loadAgentInit)
+			c.client(loadFrame("1", "s1"))
+			first := childOf(c.agent(launchFrame("toolu_0")))
+			for i := 1; i < tc.calls; i++ {
+				c.agent(launchFrame(fmt.Sprintf("toolu_%d", i)))
+			}
+			upd := childOf(c.agent(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_0","status":"completed","_meta":{"claudeCode":{"toolName":"Agent"}}}}}`))
+			if first == "" || upd != "" && upd != first {
+				t.Errorf("Z1: toolu_0 named %q, then %q on its update", first, upd)
+			}
+		})
+	}
+}
