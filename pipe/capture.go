@@ -68,6 +68,10 @@ type Record struct {
 	// records numbered just before it, which the capture writer could not
 	// keep (see CaptureWriter).
 	Dropped int64
+	// part marks the pieces of a record written in pieces (a frame that
+	// streams, CaptureWriter.BeginText): partBegin, partPiece, partEnd;
+	// 0 for a whole record. Only the capture writer sets it.
+	part uint8
 	// Conn is the connection ordinal (from 1) of a frame read from an
 	// acp-inspector trace, which may hold several connections; 0 in a
 	// capture, which is one connection.

@@ -9,7 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 )
 
 // ErrCaptureStalled is the error of CloseWithin when it gave up on a
@@ -68,10 +71,116 @@ type CaptureWriter struct {
 	err       error // first write error
 	unwritten int64 // records CloseWithin gave up on
 
+	// A record written in pieces (BeginText): streaming is set from its
+	// BeginText to its EndText, cut when a piece was left out (the queue
+	// was full): the rest of its pieces are too.
+	streaming, cut bool
+
 	accepted atomic.Int64  // bytes the target has taken: CloseWithin's sign of progress
 	w        *bufio.Writer // used by the writing goroutine only
 	// sink, when set, takes each record in w's stead (NewCaptureSink).
 	sink func(Record)
+	// The writing goroutine's state for a record in pieces: open from its
+	// first piece to its last; the records queued meanwhile wait in held
+	// (their bytes still count in queued) so the line is not broken.
+	open     bool
+	held     []Record
+	heldSize int
+	text     *TextRedactor
+	esc      []byte
+	carry    []byte // the start of a character cut by a piece's end
+}
+
+// Parts of a record written in pieces.
+const (
+	partBegin = iota + 1
+	partPiece
+	partEnd
+	partEndCut // the end of a record whose pieces the queue could not all take
+)
+
+// BeginText starts an input record from side from whose text comes in
+// pieces (TextPiece, then EndText): a frame that streams (F3), which is
+// never held whole. It is written as a "text" record (the frame's bytes,
+// whatever they are: its validity is known only at its end), redacted as
+// a text is (R2) as the pieces come, a secret split across two pieces
+// included (TextRedactor). It reports false, and records nothing, when it
+// cannot: another record in pieces is open (one at a time), the writer is
+// a sink (NewCaptureSink: its records are whole) or closed, or the queue
+// is full; the caller then records the frame whole. It returns the
+// record's sequence number.
+func (c *CaptureWriter) BeginText(from Side) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.streaming || c.sink != nil || c.closed || c.err != nil || !c.fits(recordOverhead) {
+		return 0, false
+	}
+	c.streaming, c.cut = true, false
+	now := c.now()
+	if c.gap > 0 {
+		c.seq++
+		c.enqueue(Record{Seq: c.seq, TS: now, Event: "dropped", Dropped: c.gap}, recordOverhead)
+		c.gap = 0
+	}
+	c.seq++
+	c.enqueue(Record{Seq: c.seq, TS: now, From: from, part: partBegin}, recordOverhead)
+	return c.seq, true
+}
+
+// LeaveOut counts a record the caller could not record (a long frame that
+// could be neither recorded in pieces nor held whole): it is numbered and
+// a "dropped" event stands for it, as for a record the queue could not
+// take.
+func (c *CaptureWriter) LeaveOut() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if !c.closed && c.err == nil {
+		c.gap++
+		c.dropped++
+	}
+	return c.seq
+}
+
+// TextPiece queues the next piece of the record BeginText started; it
+// copies piece. A piece that does not fit in the queue is left out, and
+// so is the rest of the record's text: the record ends there, marked
+// "cut":true.
+func (c *CaptureWriter) TextPiece(piece []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.streaming || c.cut || c.closed {
+		return
+	}
+	size := recordOverhead + len(piece)
+	if !c.fits(size) {
+		c.cut = true
+		c.dropped++
+		return
+	}
+	c.enqueue(Record{Frame: bytes.Clone(piece), part: partPiece}, size)
+}
+
+// EndText ends the record BeginText started; cut says its text is not
+// whole (the frame was cut off: its stream failed), as a piece left out
+// does.
+func (c *CaptureWriter) EndText(cut bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.streaming {
+		return
+	}
+	c.cut = c.cut || cut
+	c.streaming = false
+	if c.closed {
+		return
+	}
+	// Never left out: the line must end.
+	end := uint8(partEnd)
+	if c.cut {
+		end = partEndCut
+	}
+	c.enqueue(Record{part: end}, recordOverhead)
 }
 
 // countingWriter counts the bytes its writer has taken.
@@ -208,6 +317,12 @@ func (c *CaptureWriter) CloseWithin(stall time.Duration) error {
 		c.mu.Unlock()
 		return c.err
 	}
+	if c.streaming {
+		// A record in pieces still open (the session ended in the middle
+		// of a long frame): it ends here, cut, so its line ends.
+		c.streaming = false
+		c.enqueue(Record{part: partEndCut}, recordOverhead)
+	}
 	if c.gap > 0 {
 		c.seq++
 		c.enqueue(Record{Seq: c.seq, TS: c.now(), Event: "dropped", Dropped: c.gap}, recordOverhead)
@@ -295,19 +410,44 @@ func (c *CaptureWriter) run() {
 			c.mu.Unlock()
 			return
 		}
-		c.queue, c.queued, c.oversized = nil, 0, false
+		heldBefore := c.heldSize // still counted in queued: not written yet
+		c.queue, c.queued, c.oversized = nil, heldBefore, false
 		failed := c.err != nil
 		c.mu.Unlock()
 
 		var err error
+		written := int64(len(batch))
 		if !failed {
 			for i := range batch {
-				if buf, err = c.writeRecord(buf, &batch[i]); err != nil {
+				r := &batch[i]
+				if c.open && r.part == 0 {
+					// A record in pieces is being written: this one
+					// waits for its end.
+					c.held = append(c.held, *r)
+					c.heldSize += recordSize(r)
+					written--
+					continue
+				}
+				if r.part != 0 {
+					err = c.writePart(r)
+				} else {
+					buf, err = c.writeRecord(buf, r)
+				}
+				if err != nil {
 					break
 				}
 				batch[i] = Record{} // its bytes can go
 				if cap(buf) > shrinkAbove {
 					buf = nil // one huge record does not pin its size
+				}
+				if !c.open && len(c.held) > 0 {
+					for j := range c.held {
+						if buf, err = c.writeRecord(buf, &c.held[j]); err != nil {
+							break
+						}
+					}
+					written += int64(len(c.held))
+					c.held, c.heldSize = nil, 0
 				}
 			}
 			if err == nil && c.w != nil {
@@ -318,10 +458,100 @@ func (c *CaptureWriter) run() {
 		if err != nil && c.err == nil {
 			c.err = err
 		}
-		c.written += int64(len(batch))
+		if err != nil || failed {
+			written += int64(len(c.held)) // given up on
+			c.held, c.heldSize = nil, 0
+		}
+		c.queued = max(c.queued+c.heldSize-heldBefore, 0)
+		c.written += written
 		c.changed.Broadcast()
 		c.mu.Unlock()
 	}
+}
+
+// recordSize is what r counts against the queue bound (as Write counts).
+func recordSize(r *Record) int {
+	size := recordOverhead + len(r.Frame)
+	if r.Text != nil {
+		size += len(*r.Text)
+	}
+	if r.Stderr != nil {
+		size += len(*r.Stderr)
+	}
+	return size
+}
+
+// writePart writes a part of a record in pieces: its start, the redacted
+// and escaped text of a piece, its end.
+func (c *CaptureWriter) writePart(r *Record) error {
+	switch r.part {
+	case partBegin:
+		c.open = true
+		buf := AppendRecord(nil, &Record{Seq: r.Seq, TS: r.TS, From: r.From})
+		buf = append(buf[:len(buf)-2], `,"text":"`...)
+		if c.raw {
+			c.text = nil
+		} else {
+			c.text = NewTextRedactor(c.writeEscaped)
+		}
+		c.carry = c.carry[:0]
+		_, err := c.w.Write(buf)
+		return err
+	case partPiece:
+		if c.text != nil {
+			return c.text.Write(r.Frame)
+		}
+		return c.writeEscaped(r.Frame)
+	}
+	c.open = false
+	var err error
+	if c.text != nil {
+		err = c.text.Close()
+		c.text = nil
+	}
+	if err == nil && len(c.carry) > 0 {
+		c.esc = rawjson.AppendString(c.esc[:0], string(c.carry))
+		_, err = c.w.Write(c.esc[1 : len(c.esc)-1])
+	}
+	if err != nil {
+		return err
+	}
+	end := `"}` + "\n"
+	if r.part == partEndCut {
+		end = `","cut":true}` + "\n"
+	}
+	_, err = c.w.WriteString(end)
+	return err
+}
+
+// writeEscaped writes text as the inside of a JSON string; a character
+// the text's end cuts in half waits for its rest.
+func (c *CaptureWriter) writeEscaped(text []byte) error {
+	if len(c.carry) > 0 {
+		c.carry = append(c.carry, text...)
+		text = c.carry
+	}
+	n := len(text)
+	for k := 1; k <= utf8.UTFMax && k <= len(text); k++ {
+		if utf8.RuneStart(text[len(text)-k]) {
+			if !utf8.FullRune(text[len(text)-k:]) {
+				n = len(text) - k
+			}
+			break
+		}
+	}
+	c.esc = rawjson.AppendString(c.esc[:0], string(text[:n]))
+	rest := text[n:]
+	if len(c.carry) > 0 {
+		c.carry = append(c.carry[:0], rest...)
+	} else {
+		c.carry = append(c.carry, rest...)
+	}
+	if cap(c.esc) > shrinkAbove {
+		defer func() { c.esc = nil }()
+	}
+	_, err := c.w.Write(c.esc[1 : len(c.esc)-1])
+	return err
 }
 
 // writeRecord redacts and encodes r and writes it; buf is scratch space.

@@ -1,10 +1,11 @@
 package pipe
 
 import (
-	"encoding/json"
+	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // IDKey returns the key under which a raw JSON-RPC id is tracked: equal
@@ -20,13 +21,10 @@ func IDKey(raw string) string {
 		if strings.IndexByte(raw, '\\') < 0 {
 			return raw
 		}
-		var s string
-		if err := json.Unmarshal([]byte(raw), &s); err != nil {
-			return raw
+		if key, ok := stringKey(raw); ok {
+			return key
 		}
-		// Injective: a decoded string with a quote or backslash cannot
-		// be the raw spelling of another string id.
-		return `"` + s + `"`
+		return raw
 	case plainInteger(raw):
 		return raw
 	case len(raw) > 0 && len(raw) <= maxNumericIDLen && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
@@ -79,4 +77,87 @@ func plainInteger(raw string) bool {
 		}
 	}
 	return true
+}
+
+// stringKey returns the key of a JSON string id spelled with escapes:
+// its value as JavaScript reads it (UTF-16: a lone surrogate is a value
+// of its own, where Go would decode it to U+FFFD), written out with a
+// backslash only before a backslash of the value and in \uXXXX for a
+// lone surrogate. Two keys are equal exactly when the values are, and a
+// value with neither is written as an id spelled without escapes is.
+// ok is false for a spelling that is no JSON string.
+func stringKey(raw string) (key string, ok bool) {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	var b strings.Builder
+	b.Grow(len(raw))
+	b.WriteByte('"')
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c == '"' {
+			return "", false
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch e := body[i+1]; e {
+		case '"', '/':
+			b.WriteByte(e)
+		case '\\':
+			b.WriteString(`\\`)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(body[i+2:])
+			if !ok {
+				return "", false
+			}
+			i += 6
+			switch {
+			case utf16.IsSurrogate(r):
+				if r < 0xdc00 && strings.HasPrefix(body[i:], `\u`) {
+					if lo, ok := hex4(body[i+2:]); ok && lo >= 0xdc00 && lo <= 0xdfff {
+						b.WriteRune(utf16.DecodeRune(r, lo))
+						i += 6
+						continue
+					}
+				}
+				fmt.Fprintf(&b, `\u%04x`, r)
+			case r == '\\':
+				b.WriteString(`\\`)
+			default:
+				b.WriteRune(r)
+			}
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	b.WriteByte('"')
+	return b.String(), true
+}
+
+// hex4 reads the four hex digits s starts with.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:4], 16, 16)
+	return rune(n), err == nil
 }

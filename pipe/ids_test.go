@@ -33,6 +33,17 @@ func TestIDKey(t *testing.T) {
 		{"string spelled like a fraction key", `"3/2"`, `1.5`, false},
 		{"null and the string null", `null`, `"null"`, false},
 		{"huge exponent is its own key", `1e999999999`, `1e999999998`, false},
+		// JavaScript's strings are UTF-16: a lone surrogate is a value of
+		// its own, not the replacement character Go decodes it to.
+		{"two lone surrogates", `"\ud800"`, `"\ud801"`, false},
+		{"a lone surrogate and the replacement character", `"\ud800"`, `"\ufffd"`, false},
+		{"a lone surrogate and its spelling with a backslash", `"\ud800"`, `"\\ud800"`, false},
+		{"a lone surrogate in either case", `"\ud800"`, `"\uD800"`, true},
+		{"a surrogate pair and its character", `"\ud83d\ude00"`, `"😀"`, true},
+		{"a quote escaped two ways", `"\""`, `"\u0022"`, true},
+		{"a backslash escaped two ways", `"\\"`, `"\u005c"`, true},
+		{"a newline escaped two ways", `"\n"`, `"\u000a"`, true},
+		{"a non-ASCII letter escaped or not", `"é"`, `"\u00e9"`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

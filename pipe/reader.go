@@ -38,9 +38,14 @@ type Reader struct {
 	beforeFill func()
 	srcErr     error // the source's error, returned once buf is consumed
 	started    bool
-	pending    error // error to return after the final unterminated line
-	frames     int64
-	lines      int64
+	// window, when set (SetWindow), is the most of a line ReadFrame
+	// returns at once: a longer one is returned in pieces (partial).
+	window  int
+	win     []byte // the first window of a long line, reused
+	partial bool   // the frame last returned continues: ReadPiece
+	pending error  // error to return after the final unterminated line
+	frames  int64
+	lines   int64
 }
 
 // NewReader returns a Reader reading from r.
@@ -63,12 +68,27 @@ func (r *Reader) OnFill(fn func()) { r.beforeFill = fn }
 // frame first. Any other read error is returned as is, and a partial line
 // read before it is discarded.
 func (r *Reader) ReadFrame() ([]byte, error) {
+	for r.partial {
+		// The caller left a frame unfinished: its rest is no frame.
+		if _, err := r.ReadPiece(); err != nil {
+			return nil, err
+		}
+	}
 	for {
 		r.raw = nil
 		if r.pending != nil {
 			return nil, r.pending
 		}
 		line, inBuf, err := r.readLine()
+		if r.partial {
+			r.lines++
+			r.frames++
+			if !r.started {
+				r.started = true
+				line = bytes.TrimPrefix(line, bom)
+			}
+			return line, nil
+		}
 		if len(line) > 0 {
 			r.lines++
 		}
@@ -138,6 +158,10 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 			line := r.buf[r.r:r.w]
 			r.r, r.scanned = r.w, 0
 			return line, true, r.srcErr
+		}
+		if r.w-r.r == len(r.buf) && r.window > 0 {
+			line, err := r.readWindow()
+			return line, false, err
 		}
 		if r.w-r.r == len(r.buf) {
 			line, err := r.readLong()
@@ -224,6 +248,151 @@ func (r *Reader) readLong() ([]byte, error) {
 		r.long = append(r.long, b...)
 	}
 	return r.long, err
+}
+
+// SetWindow makes the Reader return a line longer than n bytes in pieces
+// (F3: memory bounded by n whatever the frame's size): ReadFrame returns
+// its first n bytes (less a final "\r", held back until what follows it
+// is known) with Partial true, and ReadPiece the rest, as it arrives. n
+// below the read buffer's size is the read buffer's size; 0 turns it off.
+func (r *Reader) SetWindow(n int) {
+	if n > 0 {
+		n = max(n, len(r.buf))
+	}
+	r.window = n
+}
+
+// Partial reports whether the frame last returned (by ReadFrame or
+// ReadPiece) continues: ReadPiece returns its next piece. A partial frame
+// is never blank-checked whole: one whose first window is blank is still
+// returned (the caller sees no JSON in it).
+func (r *Reader) Partial() bool { return r.partial }
+
+// ReadPiece returns the next piece of a partial frame, as it lies in the
+// read buffer (valid until the next call or OnFill callback, as a frame
+// is). The last piece, after which Partial is false, has no line ending;
+// it may be empty. At the end of the stream the frame ends with what it
+// has (a last line without a newline, as ReadFrame); any other read error
+// is returned, and the frame is cut off there.
+func (r *Reader) ReadPiece() ([]byte, error) {
+	if !r.partial {
+		return nil, errors.New("pipe: ReadPiece without a partial frame")
+	}
+	for {
+		if r.r < r.w {
+			if i := bytes.IndexByte(r.buf[r.r:r.w], '\n'); i >= 0 {
+				piece := r.buf[r.r : r.r+i]
+				r.r += i + 1
+				r.scanned = 0
+				r.partial = false
+				return bytes.TrimSuffix(piece, []byte{'\r'}), nil
+			}
+			end := r.w
+			if r.buf[end-1] == '\r' {
+				end-- // maybe the "\r" of "\r\n": held back
+			}
+			if end > r.r {
+				piece := r.buf[r.r:end]
+				r.r = end
+				return piece, nil
+			}
+		}
+		if r.srcErr != nil {
+			piece := r.buf[r.r:r.w]
+			r.r, r.scanned = r.w, 0
+			r.partial = false
+			if errors.Is(r.srcErr, io.EOF) {
+				r.pending = r.srcErr
+				return piece, nil
+			}
+			return nil, fmt.Errorf("%w (a frame cut off after its first pieces)", r.srcErr)
+		}
+		r.fill()
+	}
+}
+
+// Assemble reads the rest of a partial frame whose bytes so far are head
+// and returns the frame whole (for a frame a module claims), or, once it
+// holds more than limit bytes, what it holds, with Partial still true: the
+// caller passes that on and reads the rest with ReadPiece (P6 bounds what
+// is held). The result is valid until the next call, as a frame is. As in
+// readLong, the bytes are collected in blocks that double in size, then
+// copied once into a buffer of the frame's size (memory under twice the
+// frame), and the first block is the assembly buffer of earlier frames:
+// up to 8 MiB, fresh pages (the dearest part of a long frame) are not
+// touched again for every one.
+func (r *Reader) Assemble(head []byte, limit int) ([]byte, error) {
+	first := r.long[:0]
+	if cap(first) < 2*len(head) {
+		first = make([]byte, 0, max(2*len(head), 64<<10))
+	}
+	blocks := [][]byte{append(first, head...)}
+	total := len(head)
+	for r.partial && total <= limit {
+		piece, err := r.ReadPiece()
+		if err != nil {
+			return nil, err
+		}
+		total += len(piece)
+		for len(piece) > 0 {
+			b := blocks[len(blocks)-1]
+			if len(b) == cap(b) {
+				b = make([]byte, 0, min(2*cap(b), 64<<20))
+				blocks = append(blocks, b)
+			}
+			n := copy(b[len(b):cap(b)], piece)
+			blocks[len(blocks)-1] = b[:len(b)+n]
+			piece = piece[n:]
+		}
+	}
+	if len(blocks) == 1 {
+		r.long = blocks[0]
+		return r.long, nil
+	}
+	r.long = make([]byte, 0, total)
+	for _, b := range blocks {
+		r.long = append(r.long, b...)
+	}
+	return r.long, nil
+}
+
+// readWindow reads the first window of a line longer than buf (which
+// holds its start) into r.win: the whole line if it ends within the
+// window (as readLong, no copy beyond it), else its first window, partial.
+func (r *Reader) readWindow() ([]byte, error) {
+	if r.beforeFill != nil {
+		r.beforeFill()
+	}
+	if cap(r.win) < r.window {
+		r.win = make([]byte, 0, r.window)
+	}
+	b := append(r.win[:0], r.buf[r.r:r.w]...)
+	r.r, r.w, r.scanned = 0, 0, 0
+	for len(b) < r.window {
+		// At most a read buffer at a time: what follows the newline
+		// must fit back into it.
+		n, err := r.read(b[len(b):min(r.window, len(b)+len(r.buf))])
+		if i := bytes.IndexByte(b[len(b):len(b)+n], '\n'); i >= 0 {
+			r.w = copy(r.buf, b[len(b)+i+1:len(b)+n])
+			r.srcErr = err
+			r.win = b[:len(b)+i+1]
+			return r.win, nil
+		}
+		b = b[:len(b)+n]
+		if err != nil {
+			r.win = b
+			return b, err
+		}
+	}
+	if b[len(b)-1] == '\r' {
+		// Maybe the "\r" of the line ending: back to the read buffer,
+		// where ReadPiece sees what follows it.
+		r.buf[0], r.w = '\r', 1
+		b = b[:len(b)-1]
+	}
+	r.win = b
+	r.partial = true
+	return b, nil
 }
 
 // TrimLineEnding removes a final "\n" or "\r\n" from line.

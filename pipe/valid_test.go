@@ -80,3 +80,23 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestValidStringEveryOffset: the eight-bytes-at-a-time scan of a string
+// stops at a quote, a backslash or a control byte wherever it lies among
+// plain and non-ASCII bytes, as encoding/json reads it.
+func TestValidStringEveryOffset(t *testing.T) {
+	plain := []string{"a", "é", "\x7f", "\xff"}
+	specials := []string{`"`, `\"`, `\\`, `\u00e9`, `\x`, "\x00", "\x1f", "\n", " "}
+	for _, p := range plain {
+		for _, sp := range specials {
+			for n := range 20 {
+				for m := range 3 {
+					in := []byte(`["` + strings.Repeat(p, n) + sp + strings.Repeat(p, m) + `"]`)
+					if got, want := validJSON(in), json.Valid(in); got != want {
+						t.Fatalf("validJSON(%q) = %v, json.Valid = %v", in, got, want)
+					}
+				}
+			}
+		}
+	}
+}

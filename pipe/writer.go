@@ -101,3 +101,38 @@ func (w *Writer) flush() {
 		w.err = w.w.Flush()
 	}
 }
+
+// FrameWriter writes one frame in pieces (a frame streamed as it
+// arrives, F3). It holds its Writer from BeginFrame to End: no other
+// frame comes between the pieces. Not safe for concurrent use.
+type FrameWriter struct{ w *Writer }
+
+// BeginFrame starts a frame written in pieces: what is buffered goes out
+// first (P2), then each piece is written as it is given, unbuffered, so
+// the reader of the stream gets it at once. Every BeginFrame needs its End.
+func (w *Writer) BeginFrame() *FrameWriter {
+	w.mu.Lock()
+	w.flush()
+	return &FrameWriter{w: w}
+}
+
+// Write writes a piece of the frame.
+func (f *FrameWriter) Write(piece []byte) error {
+	w := f.w
+	if w.err == nil && len(piece) > 0 {
+		_, w.err = w.dst.Write(piece)
+	}
+	return w.err
+}
+
+// End writes the frame's newline (buffered, as a frame's is) and lets
+// other frames through again.
+func (f *FrameWriter) End() error {
+	w := f.w
+	if w.err == nil {
+		w.err = w.w.WriteByte('\n')
+	}
+	err := w.err
+	w.mu.Unlock()
+	return err
+}

@@ -3,19 +3,31 @@ package proxy
 import (
 	"io"
 	"runtime"
+	"sync/atomic"
 )
 
 // readAheadChunk is the size of one read of the client's stream.
 const readAheadChunk = 64 << 10
 
-// readAhead reads the client's stream on its own goroutine, at most two
-// chunks ahead of the loop that relays it, and reports the end of the
+// maxReadAhead bounds what is read ahead of the relay, in chunks (16 MiB,
+// P6): the relay may be blocked writing a long frame, passed on as it
+// arrives (F3), to an agent that does not read; the client's EOF behind
+// the rest of that frame is still seen if the rest fits here (F5).
+const maxReadAhead = (16 << 20) / readAheadChunk
+
+// keptChunks is how many chunk buffers are kept for reuse: more are
+// allocated only while the relay lags, and let go after.
+const keptChunks = 3
+
+// readAhead reads the client's stream on its own goroutine, ahead of the
+// loop that relays it (up to maxReadAhead), and reports the end of the
 // stream as soon as it is read: the client's EOF is seen (and the F5
 // grace starts) even while the relay is blocked writing a large frame to
 // an agent that does not read its stdin.
 type readAhead struct {
 	chunks chan readChunk
 	free   chan []byte
+	ahead  atomic.Int32 // chunks handed to the relay and not yet read
 	stop   <-chan struct{}
 	cur    readChunk
 	off    int
@@ -32,8 +44,8 @@ type readChunk struct {
 // goroutine stops at stop, or when it is blocked in src.Read, at the next
 // read's return.
 func newReadAhead(src io.Reader, stop <-chan struct{}, ended func()) *readAhead {
-	ra := &readAhead{chunks: make(chan readChunk, 2), free: make(chan []byte, 3), stop: stop}
-	for range 3 {
+	ra := &readAhead{chunks: make(chan readChunk, maxReadAhead), free: make(chan []byte, keptChunks), stop: stop}
+	for range keptChunks {
 		ra.free <- make([]byte, readAheadChunk)
 	}
 	go ra.fill(src, ended)
@@ -45,10 +57,19 @@ func (ra *readAhead) fill(src io.Reader, ended func()) {
 		var buf []byte
 		select {
 		case buf = <-ra.free:
-		case <-ra.stop:
-			return
+		default:
+			if ra.ahead.Load() < maxReadAhead {
+				buf = make([]byte, readAheadChunk)
+				break
+			}
+			select {
+			case buf = <-ra.free:
+			case <-ra.stop:
+				return
+			}
 		}
 		n, err := src.Read(buf)
+		ra.ahead.Add(1)
 		if err != nil {
 			ended()
 		}
@@ -76,7 +97,11 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 			return 0, ra.cur.err
 		}
 		if ra.cur.buf != nil {
-			ra.free <- ra.cur.buf
+			ra.ahead.Add(-1)
+			select {
+			case ra.free <- ra.cur.buf:
+			default: // one of the extra buffers of a lag: let go
+			}
 		}
 		select {
 		case ra.cur = <-ra.chunks:

@@ -18,13 +18,18 @@ package proxy
 //     (rewrite.Rewriter's contract).
 //
 // Each direction is one goroutine running relay, so frames of a
-// direction leave in the order they came (P2).
+// direction leave in the order they came (P2). A frame longer than the
+// read window (relayLong) is the exception to "whole frames": unless the
+// router says something may need it whole, its pieces are written as they
+// are read, each before the next read, under the writer's lock for the
+// whole frame (pipe.FrameWriter), so no other frame comes between them.
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -111,6 +116,14 @@ func frameList(outs []route.Out) [][]byte {
 func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	to := from.Other()
 	rd := pipe.NewReader(r)
+	// The client's stream is read ahead (up to maxReadAhead): its EOF is
+	// seen while the relay is blocked passing a long frame on to an agent
+	// that does not read (F5). In component mode (K1) frames come whole
+	// out of the conductor's envelopes: nothing to stream.
+	if _, component := c.agent.(*link); !component {
+		rd.SetWindow(longWindow)
+	}
+	var long route.Long
 	var run []byte // passthrough frames not yet written, in rd's buffer
 	writeRun := func() {
 		if len(run) > 0 {
@@ -122,13 +135,25 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 	}
 	// The capture is not flushed here: its writer flushes by itself, and
 	// waiting for its disk would make the session wait (R1).
-	rd.OnFill(func() {
+	onFill := func() {
 		writeRun()
 		c.flush(to)
-	})
+	}
+	rd.OnFill(onFill)
 	var outs []route.Out
 	for {
 		frame, err := rd.ReadFrame()
+		if err == nil && rd.Partial() {
+			writeRun()
+			var live bool
+			live, err = c.relayLong(from, rd, frame, &long, &outs, onFill)
+			if !live {
+				return nil
+			}
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			writeRun()
 			c.flush(to)
@@ -152,6 +177,93 @@ func (c *connection) relay(from pipe.Side, r io.Reader) error {
 		writeRun()
 		c.deliver(from, outs)
 	}
+}
+
+// longWindow is the most of a frame the relay reads before it routes it
+// (F3): a longer frame is routed on its first window and, unless
+// something may need it whole (route.BeginLong), passed on piece by piece
+// as it arrives, so that memory stays bounded whatever its size.
+const longWindow = 1 << 20
+
+// relayLong relays a frame longer than longWindow, whose first window is
+// head (rd is partial): held whole and routed as any frame when the
+// router says so, else written piece by piece (or dropped, F2) as it
+// arrives. live is false when Run has returned.
+func (c *connection) relayLong(from pipe.Side, rd *pipe.Reader, head []byte, l *route.Long, outs *[]route.Out, onFill func()) (live bool, err error) {
+	to := from.Other()
+	sw, streams := c.writers[to].(streamWriter)
+	act, limit := route.LongHold, math.MaxInt // a writer that cannot stream: whole, as before
+	if streams && !c.live(func() { act, limit = c.router.BeginLong(from, head, l), c.router.HoldLimit() }) {
+		return false, nil
+	}
+	if act == route.LongHold {
+		frame, err := rd.Assemble(head, limit)
+		if err != nil {
+			return true, err
+		}
+		if !rd.Partial() {
+			if !c.live(func() { *outs = c.router.Handle(from, frame, (*outs)[:0]) }) {
+				return false, nil
+			}
+			c.deliver(from, *outs)
+			return true, nil
+		}
+		if !c.live(func() { c.router.Spill(l, frame) }) {
+			return false, nil
+		}
+		head, act = frame, route.LongForward
+	}
+	var fw *pipe.FrameWriter
+	failed := false
+	write := func(b []byte) {
+		if err := fw.Write(b); err != nil && !failed {
+			failed = true
+			c.writeFailed(to, err)
+		}
+	}
+	if act == route.LongForward {
+		// The writer is this frame's until its end: nothing to flush
+		// meanwhile (its pieces go out unbuffered), and the flush would
+		// wait for the writer.
+		rd.OnFill(nil)
+		defer rd.OnFill(onFill)
+		fw = sw.BeginFrame()
+		defer func() {
+			// A frame cut off by a failed read still gets its newline:
+			// what follows on the stream (the -32603 answers, F6) must
+			// stand on lines of their own.
+			if err := fw.End(); err != nil && !failed {
+				c.writeFailed(to, err)
+			}
+		}()
+		write(head)
+	}
+	for rd.Partial() {
+		piece, err := rd.ReadPiece()
+		if err != nil {
+			c.live(func() { c.router.AbortLong(l) })
+			return true, err
+		}
+		if !c.live(func() {
+			c.router.LongPiece(l, piece)
+			if !rd.Partial() {
+				c.router.EndLong(l)
+			}
+		}) {
+			return false, nil
+		}
+		if fw != nil {
+			write(piece)
+		}
+	}
+	return true, nil
+}
+
+// streamWriter is a frameWriter that can write a frame in pieces (the
+// process's pipes; not the conductor's wrapped messages of component
+// mode, which get long frames whole).
+type streamWriter interface {
+	BeginFrame() *pipe.FrameWriter
 }
 
 // isPassthrough reports whether outs is frame itself, forwarded to to.

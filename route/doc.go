@@ -18,7 +18,9 @@
 //     their answers (C12), bounded (P6);
 //   - record.go: non-JSON lines (F2) and recording (R1);
 //   - ids.go: JSON-RPC id equality and the proxy's id scheme;
-//   - replay.go: Replay, which feeds a capture's inputs to a Router (R3).
+//   - replay.go: Replay, which feeds a capture's inputs to a Router (R3);
+//   - stream.go: frames longer than the relay's read window, routed on
+//     their first window and followed piece by piece when they stream (F3).
 //
 // Modules see a frame in list order, each the frame as the previous ones
 // left it; a frame a module emits toward the frame's destination goes

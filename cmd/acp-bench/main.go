@@ -23,6 +23,7 @@ func main() {
 			&cli.StringFlag{Name: "only", Usage: "run only workloads whose name matches this regular expression"},
 			&cli.StringFlag{Name: "baseline", Usage: "another acp-normalize binary to measure in the same run (before/after a change)"},
 			&cli.StringFlag{Name: "dir", Usage: "where to write the workload files (default: a temporary directory, removed after)"},
+			&cli.StringFlag{Name: "session", Value: benchharness.DefaultSession, Usage: "the capture whose agent frames, repeated, make the session workload (\"\" leaves it out)"},
 		},
 		Action: run,
 	}
@@ -51,6 +52,7 @@ func run(c *cli.Context) error {
 	if c.Bool("short") {
 		sizes = benchharness.ShortSizes
 	}
+	sizes.Session = c.String("session")
 	fmt.Fprintln(os.Stderr, "generating workloads in", dir)
 	workloads, err := benchharness.Generate(dir, sizes, 1)
 	if err != nil {

@@ -21,6 +21,8 @@ import (
 //	out <raw frame>        write the line to stdout
 //	outpartial <text>      write text to stdout with no newline
 //	outfile <path>         write the file's bytes to stdout as they are
+//	hugeline <size>        write one message chunk of size bytes (hugeLine), in
+//	                       1 MiB writes, then a chunk "after"
 //	err <text>             write a line to stderr
 //	errflood <n>           write n numbered 100-byte lines to stderr
 //	cursortasks <n> <size> write n cursor/task requests with prompts of size
@@ -66,6 +68,14 @@ func fakeAgent(script string) int {
 				return 98
 			}
 			out.Write(b)
+			out.Flush()
+		case "hugeline":
+			size, _ := strconv.Atoi(arg)
+			out.Flush()
+			if err := writeHugeLine(os.Stdout, size); err != nil {
+				return 94
+			}
+			out.WriteString(afterHugeLine)
 			out.Flush()
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)

@@ -97,6 +97,16 @@ type usage struct {
 	maxRSS int64 // bytes
 }
 
+// peak returns the largest peak RSS (VmHWM) of the running processes,
+// 0 where the system does not tell.
+func (p *pipeline) peak() int64 {
+	var m int64
+	for _, cmd := range p.cmds {
+		m = max(m, peakRSS(cmd.Process.Pid))
+	}
+	return m
+}
+
 // wait closes the client's ends and waits for every process.
 func (p *pipeline) wait() (usage, error) {
 	p.in.Close()

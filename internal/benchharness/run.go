@@ -90,12 +90,16 @@ func runStream(v Variant, proxy string, w Workload) (Sample, error) {
 			return s, fmt.Errorf("%s: output ended after %d bytes without the sentinel: %v (%s)", v.Name, s.OutBytes, err, p.stderr.Text())
 		}
 	}
+	peak := p.peak()
 	p.in.Close() // the client is done
 	rest, _ := io.Copy(io.Discard, p.out)
 	s.OutBytes += rest
 	s.Usage, err = p.wait()
 	if err != nil {
 		return s, err
+	}
+	if peak > 0 {
+		s.Usage.maxRSS = peak
 	}
 	if v.ProxyArgs == nil || len(v.ProxyArgs) > 0 {
 		// The floor and --modules none change nothing (P1).
@@ -155,7 +159,11 @@ func runRoundTrip(v Variant, proxy string, w Workload) (Sample, error) {
 		}
 		s.OutBytes += int64(len(echo))
 	}
+	peak := p.peak()
 	s.Usage, err = p.wait()
+	if peak > 0 {
+		s.Usage.maxRSS = peak
+	}
 	return s, err
 }
 

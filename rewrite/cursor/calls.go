@@ -103,12 +103,15 @@ func vendorContent(v []byte) bool {
 	if !notNull(v) {
 		return false
 	}
-	if rawjson.FirstByte(v) != '[' {
+	i := rawjson.SkipSpace(v, 0)
+	if i >= len(v) || v[i] != '[' {
 		return true
 	}
-	any := false
-	_ = rawjson.Elements(v, func([]byte) bool { any = true; return false })
-	return any
+	// Not empty: something other than ']' follows the '['. Looked at
+	// without walking the first element (a file read's megabytes): the
+	// frame was checked whole before any module saw it (P5).
+	i = rawjson.SkipSpace(v, i+1)
+	return i < len(v) && v[i] != ']'
 }
 
 // wantTitle returns the title to set on a frame of a launch call, or "".

@@ -99,7 +99,7 @@ type rewriter struct {
 	calls   *table.Table[string, *call]      // by toolCallId
 	early   *table.Table[string, *early]     // cursor/task before its tool call (C4)
 	todos   *table.Table[string, [][]byte]   // session -> todo objects (C8)
-	prompts *table.Table[string, string]     // raw prompt request id -> session (C14)
+	prompts *table.Table[string, string]     // prompt request id (pipe.IDKey) -> session (C14)
 	open    *table.Table[*pending, struct{}] // proxy requests awaiting the client (C12)
 	warned  *table.Table[string, struct{}]   // unknown methods (C13) and oddities already logged
 	active  string                           // most recently active session (C14)
@@ -179,8 +179,8 @@ func (r *rewriter) Rewrite(f *rewrite.Frame) (rewrite.Verdict, error) {
 		return r.clientMessage(f, m)
 	case pipe.Response:
 		if f.From == pipe.Agent {
-			if sid, ok := r.prompts.Get(string(env.ID)); ok {
-				r.prompts.Delete(string(env.ID))
+			if sid, ok := r.prompts.Get(pipe.IDKey(string(env.ID))); ok {
+				r.prompts.Delete(pipe.IDKey(string(env.ID)))
 				r.touch(sid)
 			}
 		}
@@ -285,7 +285,7 @@ func (r *rewriter) clientMessage(f *rewrite.Frame, m string) (rewrite.Verdict, e
 	case "session/prompt":
 		sid, _ := rawjson.LookupString(f.Raw, "params", "sessionId")
 		if sid != "" && f.ID() != nil {
-			r.putPrompt(string(f.ID()), sid)
+			r.putPrompt(pipe.IDKey(string(f.ID())), sid) // the one id equality (F6)
 		}
 		r.touch(sid)
 	case "session/load", "session/resume":

@@ -9,6 +9,7 @@ import (
 
 	"fmt"
 
+	"github.com/acp-normalize/acp-normalize/internal/rawjson"
 	"github.com/acp-normalize/acp-normalize/pipe"
 	"github.com/acp-normalize/acp-normalize/rewrite"
 	"github.com/acp-normalize/acp-normalize/rewrite/cursor"
@@ -208,6 +209,49 @@ func TestHeldBytesCapped(t *testing.T) {
 			held := bytes.Contains(outs[0].Frame, []byte(`"description":"d`))
 			if held != tt.held {
 				t.Fatalf("cursor/task of %s held: %v, want %v", tt.id, held, tt.held)
+			}
+		})
+	}
+}
+
+// TestC14PromptAnswerByIDValue: a prompt is out of flight once the agent
+// answers it, whatever spelling of its id the answer uses (pipe.IDKey:
+// 1E2 is 100), so a later vendor method without sessionId goes to the
+// session active last, not to one whose answered prompt is still taken
+// for in flight (C14).
+func TestC14PromptAnswerByIDValue(t *testing.T) {
+	for _, tt := range []struct{ name, id, answerID string }{
+		{"the same id", `100`, `100`},
+		{"100 answered as 1E2", `100`, `1E2`},
+		{"a string id escaped", `"p1"`, `"p\u0031"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := route.NewRouter(route.RouterConfig{Modules: []rewrite.Module{cursor.Module()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []struct {
+				from  pipe.Side
+				frame string
+			}{
+				{pipe.Client, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`},
+				{pipe.Agent, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}`},
+				{pipe.Client, `{"jsonrpc":"2.0","id":` + tt.id + `,"method":"session/prompt","params":{"sessionId":"sess-a","prompt":[]}}`},
+				{pipe.Agent, `{"jsonrpc":"2.0","id":` + tt.answerID + `,"result":{"stopReason":"end_turn"}}`},
+				{pipe.Client, `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"sess-b","prompt":[]}}`},
+				{pipe.Agent, `{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}`},
+			} {
+				r.Handle(f.from, []byte(f.frame), nil)
+			}
+			outs := r.Handle(pipe.Agent, []byte(`{"jsonrpc":"2.0","id":9,"method":"cursor/update_todos","params":{"todos":[{"id":"1","content":"mine","status":"pending"}]}}`), nil)
+			var on []string
+			for _, o := range outs {
+				if sid, ok := rawjson.LookupString(o.Frame, "params", "sessionId"); ok && o.To == pipe.Client {
+					on = append(on, sid)
+				}
+			}
+			if len(on) == 0 || on[0] != "sess-b" {
+				t.Errorf("the todos went to %v, want sess-b (active last)", on)
 			}
 		})
 	}

@@ -278,18 +278,21 @@ func (r *rewriter) airSend(frames *[][]byte, sid string, update any) {
 func (r *rewriter) airNativeUpdate(sid string, upd []byte) rewrite.Verdict {
 	var v rewrite.Verdict
 	v.DropFrame()
-	var u struct {
-		SessionID    string          `json:"sessionId"`
-		Title        *string         `json:"title"`
-		Description  *string         `json:"description"`
-		Capabilities json.RawMessage `json:"capabilities"`
-		State        *childState     `json:"state"`
-	}
-	if err := json.Unmarshal(upd, &u); err != nil || u.SessionID == "" {
+	// Member by member: one of a type the standard does not give (the
+	// agent's bug) is left out, never the child's spawn, which the
+	// child's frames and requests need (S5).
+	id, _ := rawjson.LookupString(upd, "sessionId")
+	if id == "" {
 		return v
 	}
-	su := subagentUpdate{SessionUpdate: "subagent_update", SessionID: u.SessionID, Title: deref(u.Title), Description: deref(u.Description), State: u.State}
-	if c, ok := rawjson.Lookup(u.Capabilities, "cancel"); ok && rawjson.FirstByte(c) == '{' {
+	su := subagentUpdate{SessionUpdate: "subagent_update", SessionID: id}
+	su.Title, _ = rawjson.LookupString(upd, "title")
+	su.Description, _ = rawjson.LookupString(upd, "description")
+	if word, ok := rawjson.LookupString(upd, "state", "state"); ok {
+		su.State = &childState{State: word}
+		su.State.StopReason, _ = rawjson.LookupString(upd, "state", "stopReason")
+	}
+	if c, ok := rawjson.Lookup(upd, "capabilities", "cancel"); ok && rawjson.FirstByte(c) == '{' {
 		su.Capabilities = &capabilities{Cancel: &struct{}{}}
 	}
 	var frames [][]byte
@@ -313,10 +316,15 @@ func (r *rewriter) airMessage(sid, tag string, upd []byte) rewrite.Verdict {
 	to, _ := rawjson.LookupString(upd, "recipientSessionId")
 	from, _ := rawjson.LookupString(upd, "senderSessionId")
 	kind := ""
-	if ch, ok := r.children.Get(to); ok && to == sid && ch.parent == from && !ch.airPrompt {
-		kind = "user_message_chunk"
+	if ch, ok := r.children.Get(to); ok && to == sid && ch.parent == from {
+		// Every message the parent sends the child is the child's user
+		// message, but the first when the spawn carried the prompt: it
+		// is that prompt again.
+		if !ch.airPrompt || ch.airHeard {
+			kind = "user_message_chunk"
+		}
 		if tag == "session_message" {
-			ch.airPrompt = true
+			ch.airPrompt, ch.airHeard = true, true
 		}
 	} else if ch, ok := r.children.Get(from); ok && from == sid && ch.parent == to {
 		kind = "agent_message_chunk"
@@ -380,4 +388,20 @@ func (r *rewriter) airSpawn(frames *[][]byte, cl *call, s *meta.Subagent) {
 	st := childState{State: "running"}
 	r.send(frames, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child,
 		Title: cl.title, Description: firstOf(deref(s.Description), cl.description), State: &st, prompt: p})
+}
+
+// airReload forgets what AIR was sent of the children in session sid's
+// tree when AIR loads sid (J1): it rebuilds that thread from the agent's
+// replay, so each child the replay announces is spawned and ended anew,
+// as on a fresh connection.
+func (r *rewriter) airReload(sid string) {
+	if r.air != airNative || sid == "" {
+		return
+	}
+	r.children.Each(func(_ string, ch *child) bool {
+		if ch.root == sid || ch.parent == sid {
+			ch.airSpawned, ch.airEnded, ch.airPrompt, ch.airHeard = false, false, false, false
+		}
+		return true
+	})
 }

@@ -112,8 +112,10 @@ type child struct {
 	// hidden: the client did not opt in and was never told of it (S7).
 	hidden bool
 	// For JetBrains AIR (J1): the client got the child's
-	// subagent_spawned, its prompt, its subagent_state_update.
-	airSpawned, airPrompt, airEnded bool
+	// subagent_spawned, its prompt, its subagent_state_update; airHeard:
+	// the parent's first message to it went by (every later one is
+	// the child's user message).
+	airSpawned, airPrompt, airEnded, airHeard bool
 }
 
 func (c *child) bytes() int64 {

@@ -49,19 +49,60 @@ func (r *rewriter) clientKnows(sid string) bool {
 	return ok
 }
 
-// learn records sid as one of the client's sessions; a child the module
-// had hidden under that id is the client's from now on (S7).
+// learn records sid as one of the client's sessions, the newest it
+// named (P6 keeps the last ones named: the session the client prompts
+// every turn is never the one forgotten); a child the module had hidden
+// under that id is the client's from now on (S7).
 func (r *rewriter) learn(sid string) {
 	if sid == "" || r.made(sid) {
 		return
 	}
-	if _, ok := r.known.Get(sid); !ok {
-		r.known.Put(sid, struct{}{})
-	}
+	r.known.Put(sid, struct{}{})
 	if ch, ok := r.children.Get(sid); ok && ch.hidden {
 		ch.hidden = false // still its parent's child (P6: it goes with it)
 		r.unwatch(sid)
 	}
+}
+
+// own records sid, which a session/new or session/fork answer gave the
+// client, as its own (learn): never a child, even one the agent
+// announced before answering, so its tree is its own from now on (S7,
+// P6: closing the session that announced it drops none of its state).
+// One pass, oldest first, re-roots the descendants announced after
+// their parents.
+func (r *rewriter) own(sid string) {
+	r.learn(sid)
+	ch, ok := r.children.Get(sid)
+	if !ok || ch.synthesized {
+		return
+	}
+	r.children.Delete(sid)
+	r.unwatch(sid)
+	tree := map[string]bool{sid: true}
+	var moved []string
+	r.children.Each(func(id string, c *child) bool {
+		if tree[c.parent] {
+			c.root = sid
+			tree[id] = true
+			moved = append(moved, id)
+		}
+		return true
+	})
+	for _, id := range moved {
+		r.children.Resize(id) // the root's length counts (P6)
+	}
+}
+
+// named records sid, which the client named in a request or
+// notification, as one of its sessions (learn), unless it is a child an
+// opted-in client was told of: naming one (a cancel, a prompt to the
+// subagent) keeps it a child, so its later announcements and its end
+// still reach the client (S3, J1).
+func (r *rewriter) named(sid string) {
+	if ch, ok := r.children.Get(sid); ok && r.optedIn && !ch.hidden {
+		return
+	}
+	r.learn(sid)
 }
 
 // made reports whether sid is a child session the proxy made on this
@@ -116,7 +157,7 @@ func (r *rewriter) agentAnswer(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 		return r.turnEnded(a.session, a.cancel || stop == "cancelled"), nil
 	default:
 		if sid, ok := rawjson.LookupString(f.Raw, "result", "sessionId"); ok {
-			r.learn(sid)
+			r.own(sid)
 		}
 	}
 	return rewrite.Verdict{}, nil

@@ -147,7 +147,9 @@ func (r *rewriter) childOf(c *change, cl *call, key launch.Key, asking bool) {
 		cl.promptSent = true
 		r.send(&c.pre, cl.session, promptMessage(cl.session, cl.child, p))
 	}
-	if st := stateOf(s.Status); st != cl.state {
+	// A child the turn's answer ended (S4) is not revived by a late
+	// frame that still says the call works.
+	if st := stateOf(s.Status); st != cl.state && (st.State != "running" || cl.state.State != "idle") {
 		cl.state = st
 		r.send(&c.post, cl.session, subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child, State: &st})
 	}

@@ -47,6 +47,7 @@ func Module(vendors []rewrite.Module) rewrite.Module {
 			`"subagent_update"`,       // the agent's own child sessions (S3, P3)
 			`"session_message"`,       // (P3)
 			`"session_message_chunk"`, // (P3)
+			`"type":"session"`,        // a link block in a call no vendor module marked (P3, J1: taken out)
 			`"session/close"`,         // state dropped (P6)
 			// The client's own sessions (S7): those it names itself, and
 			// those a session/new or session/fork answer gives it (the
@@ -196,8 +197,10 @@ func (r *rewriter) clientFrame(f *rewrite.Frame, env *pipe.Envelope) (rewrite.Ve
 		r.clientAsks(f, method, sid)
 	case method == "session/cancel":
 		r.cancelled(sid)
+	case method == "session/load":
+		r.airReload(sid)
 	}
-	r.learn(sid)
+	r.named(sid)
 	return rewrite.Verdict{}, nil
 }
 

@@ -28,6 +28,7 @@ func TestTriggers(t *testing.T) {
 		// ("acp-normalize-subagent-) can: such a mention costs one
 		// decode and changes nothing.
 		{Name: "a chunk that mentions the triggers", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\"initialize\" \"acp-normalize\" \"subagent_update\" \"session\" \"session_message\" \"session/close\" \"elicitation/create\""}}}}`, Want: false},
+		{Name: "a tool call linking a session (taken out for a client that did not opt in, and for AIR)", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","content":[{"type": "session","sessionId":"c"}]}}}`, Want: true},
 		{Name: "a plain tool call", Frame: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read"}}}`, Want: false},
 		// The client's prompt names a session of its own (S7); its
 		// answer ends the turn (S4). Both are one frame per turn.

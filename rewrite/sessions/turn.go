@@ -54,6 +54,13 @@ func (r *rewriter) turnEnded(sid string, cancel bool) rewrite.Verdict {
 		cl, _ := r.calls.Get(k)
 		cl.state = st
 		var frames [][]byte
+		if r.air == airNative && !r.airSpawned(cl.child) {
+			// AIR never got the spawn (the call never worked): it is
+			// named by what the call says, before its end (J1).
+			if s, err := cl.sub(); err == nil {
+				r.airSpawn(&frames, cl, s)
+			}
+		}
 		u := subagentUpdate{SessionUpdate: "subagent_update", SessionID: cl.child, State: &st, airState: "disconnected"}
 		if cancel {
 			u.airState = "cancelled"

@@ -203,7 +203,7 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 		if r.servedChild(sid) {
 			return r.zedLoadChild(f, sid), true
 		}
-		r.zedReplay(sid, pipe.IDKey(string(f.ID())))
+		r.zedReplay(sid, string(f.ID()))
 	case env.MethodIs("session/close"):
 		if r.servedChild(sid) {
 			// Released, not forgotten: Zed closes a child whose view it
@@ -234,7 +234,7 @@ func (r *rewriter) zedAnswer(f *rewrite.Frame) {
 	if z == nil || z.loads.Len() == 0 {
 		return
 	}
-	id := pipe.IDKey(string(f.ID()))
+	id := pipe.IDKey(string(f.ID())) // the one id equality (F6)
 	sid, ok := z.loads.Get(id)
 	if !ok {
 		return
@@ -286,7 +286,7 @@ func childShaped(sid string) bool {
 func (r *rewriter) zedReplay(sid, id string) {
 	z := r.zed
 	z.replaying.Put(sid, struct{}{})
-	z.loads.Put(id, sid)
+	z.loads.Put(pipe.IDKey(id), sid)
 	if !z.watchingAnswer {
 		// Only while a load is pending: the answers of the rest of the
 		// connection are never decoded for it (P1).

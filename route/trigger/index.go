@@ -48,6 +48,11 @@ type Index struct {
 // connection (see Memo).
 func (x *Index) Gen() uint64 { return x.gen }
 
+// Reach is how many bytes from a quote on a match may depend on: a scan
+// of a stream in pieces overlaps the pieces by this much, so that a
+// trigger split across two of them still matches.
+func (x *Index) Reach() int { return x.reach }
+
 // SetGen numbers the index: a memo made with an index of another number
 // starts over, since its triggers may differ.
 func (x *Index) SetGen(gen uint64) { x.gen = gen }
