@@ -207,3 +207,38 @@ func TestContributingPathsExist(t *testing.T) {
 		t.Fatalf("only %d paths checked in docs/contributing.md", checked)
 	}
 }
+
+// TestReadmeLayoutNamesEveryPackage: the README's layout paragraph
+// ("Layout, bottom floor first") names every package under rewrite/ and
+// internal/, so a reader who learns the tree from it misses none of them.
+func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(b), "Layout, bottom floor first")
+	layout, _, _ = strings.Cut(layout, "The contract, rule by rule")
+	if !ok {
+		t.Fatal(`README.md has no paragraph "Layout, bottom floor first"`)
+	}
+	for _, parent := range []string{"rewrite", "internal"} {
+		dirs, err := os.ReadDir(filepath.Join(repoRoot, parent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dirs {
+			if !d.IsDir() || d.Name() == "testdata" {
+				continue
+			}
+			if gos, _ := filepath.Glob(filepath.Join(repoRoot, parent, d.Name(), "*.go")); len(gos) == 0 {
+				continue
+			}
+			path := parent + "/" + d.Name()
+			if !strings.Contains(layout, "`"+path+"`") && !strings.Contains(layout, "`"+path+"/`") &&
+				!(parent == "rewrite" && strings.Contains(layout, "`"+d.Name()+"`")) {
+				t.Errorf("README.md's layout paragraph does not name %s", path)
+			}
+		}
+	}
+}
