@@ -68,16 +68,28 @@ func githubSlug(title string) string {
 	return b.String()
 }
 
-// TestDocLinksResolve: every relative link of README.md and docs/*.md
-// names a file or folder of the repository, and its #anchor a heading of
-// that page, so a reader who follows one lands where it says.
+// TestDocLinksResolve: every relative link of the repository's Markdown
+// (README.md, docs/*.md, the testdata and tool READMEs) names a file or
+// folder of the repository, and its #anchor a heading of that page, so a
+// reader who follows one lands where it says.
 func TestDocLinksResolve(t *testing.T) {
 	t.Parallel()
-	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	var pages []string
+	err := filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "bin" || d.Name() == "dist") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
+			pages = append(pages, path)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, filepath.Join(repoRoot, "README.md"))
 	anchorsOf := map[string]map[string]bool{}
 	anchors := func(page string) map[string]bool {
 		if a, ok := anchorsOf[page]; ok {
