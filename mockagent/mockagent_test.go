@@ -228,42 +228,49 @@ func TestServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, bad, err := Load(strings.NewReader(tt.capture), nil)
-			if err != nil || len(bad) > 0 {
-				t.Fatalf("Load: %v %v", err, bad)
-			}
-			var out, stderr bytes.Buffer
-			sv := newServer(s, Config{Stdout: &out, Stderr: &stderr})
-			var got [][]string
-			take := func() {
-				_ = sv.w.Flush()
-				var ls []string
-				for _, l := range strings.Split(out.String(), "\n") {
-					if l != "" {
-						ls = append(ls, l)
-					}
-				}
-				got = append(got, ls)
-				out.Reset()
-			}
-			sv.pump(-1)
-			take()
-			for _, f := range tt.live {
-				sv.handle([]byte(f))
-				take()
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d batches, want %d: %q", len(got), len(tt.want), got)
-			}
-			for i := range got {
-				if strings.Join(got[i], "\n") != strings.Join(tt.want[i], "\n") {
-					t.Errorf("after client frame %d:\n%s\nwant:\n%s", i, strings.Join(got[i], "\n"), strings.Join(tt.want[i], "\n"))
-				}
-			}
-			if stderr.String() != tt.wantStderr {
-				t.Errorf("stderr %q, want %q", stderr.String(), tt.wantStderr)
-			}
+			checkServe(t, tt.capture, tt.live, tt.want, tt.wantStderr)
 		})
+	}
+}
+
+// checkServe serves capture to the client frames live and checks what is
+// written: want[0] before the first client frame, want[i] after the i-th.
+func checkServe(t *testing.T, capture string, live []string, want [][]string, wantStderr string) {
+	t.Helper()
+	s, bad, err := Load(strings.NewReader(capture), nil)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("Load: %v %v", err, bad)
+	}
+	var out, stderr bytes.Buffer
+	sv := newServer(s, Config{Stdout: &out, Stderr: &stderr})
+	var got [][]string
+	take := func() {
+		_ = sv.w.Flush()
+		var ls []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if l != "" {
+				ls = append(ls, l)
+			}
+		}
+		got = append(got, ls)
+		out.Reset()
+	}
+	sv.pump(-1)
+	take()
+	for _, f := range live {
+		sv.handle([]byte(f))
+		take()
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d batches, want %d: %q", len(got), len(want), got)
+	}
+	for i := range got {
+		if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
+			t.Errorf("after client frame %d:\n%s\nwant:\n%s", i, strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
+		}
+	}
+	if stderr.String() != wantStderr {
+		t.Errorf("stderr %q, want %q", stderr.String(), wantStderr)
 	}
 }
 
