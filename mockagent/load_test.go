@@ -45,13 +45,13 @@ func liveLoad(id, sid string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/load","params":{"sessionId":` + sid + `,"cwd":"/w","mcpServers":[]}}`
 }
 
-// TestServeLoad: a capture whose agent advertised loadSession serves a
+// TestMockAgentLoad: a capture whose agent advertised loadSession serves a
 // session/load of any session it knows by replaying that session's
 // recorded session/update notifications, its prompts as the user's
 // message chunks, then {}; an unknown session gets ACP's -32002. A
 // capture without the capability keeps -32601 for a load it did not
 // record, and a recorded load is played as recorded.
-func TestServeLoad(t *testing.T) {
+func TestMockAgentLoad(t *testing.T) {
 	tests := []struct {
 		name    string
 		capture string
