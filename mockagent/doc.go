@@ -31,6 +31,21 @@
 //     no request of that method at all, -32603 (internal error) when its
 //     recorded requests are used up or the capture ends before the agent
 //     answered it.
+//   - A session/load the recorded loads do not answer (none recorded, or
+//     the next one is of another session) is served from the capture when
+//     its agent answered initialize with agentCapabilities.loadSession:
+//     true, as ACP's session/load replays a conversation: the session's
+//     recorded session/update notifications, byte for byte, and a
+//     user_message_chunk per content block of each recorded
+//     session/prompt of it, in recorded order (a recorded load of the
+//     session starts that history afresh: its agent re-sent it all), then
+//     the recorded answer to a load of it, else {}. A session the capture
+//     does not know (no session/new answer, prompt, load or update names
+//     it) gets -32002 (resource not found) with {"sessionId"} as data, as
+//     ACP answers an unknown session. So an editor that reopens a thread,
+//     Zed loading a parent and then its subagents' children (rules Z1-Z3
+//     of docs/contract.md), sees it without the agent. A capture without
+//     the capability keeps -32601 for a load it did not record.
 //   - A malformed client frame is answered as JSON-RPC 2.0 says, so a
 //     client never waits on it: -32600 (invalid request) with the frame's
 //     id when it can be read, else null; -32700 (parse error) for a line

@@ -60,7 +60,47 @@ type Script struct {
 	byMethod map[string][]int // method -> indices in requests, in order
 	response map[int]int      // request index -> index in items of its response
 	skipped  int              // non-JSON agent lines and unmatched responses
+	// loadable is whether the capture's agent answered initialize with
+	// agentCapabilities.loadSession: true; sessions holds, per session the
+	// capture knows (by its decoded id), what a session/load of it replays;
+	// loads holds the session id of each recorded session/load request.
+	loadable bool
+	sessions map[string]*history
+	loads    map[int]string
 }
+
+// history is what a session/load of one recorded session replays when the
+// capture has no recorded load to serve it with.
+type history struct {
+	// frames are the session's recorded session/update notifications and
+	// a user_message_chunk per content block of each recorded
+	// session/prompt of it, in recorded order. A recorded load of the
+	// session starts it afresh: the agent's replay re-sends the whole
+	// conversation.
+	frames [][]byte
+	// answer is the index in Script.items of the recorded answer to the
+	// last recorded load of the session, or -1.
+	answer int
+}
+
+// session returns the history of the session with raw id sid, made on
+// first sight; nil when sid is not a JSON string.
+func (s *Script) session(sid []byte) *history {
+	id, ok := rawjson.DecodeString(sid)
+	if !ok || rawjson.FirstByte(sid) != '"' {
+		return nil
+	}
+	h := s.sessions[id]
+	if h == nil {
+		h = &history{answer: -1}
+		s.sessions[id] = h
+	}
+	return h
+}
+
+// Sessions returns how many sessions the capture knows, which a live
+// session/load can reload when the capture's agent advertised loadSession.
+func (s *Script) Sessions() int { return len(s.sessions) }
 
 // Requests returns how many client requests the capture recorded.
 func (s *Script) Requests() int { return len(s.requests) }
@@ -104,7 +144,8 @@ func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Scrip
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s = &Script{byMethod: make(map[string][]int), response: make(map[int]int)}
+	s = &Script{byMethod: make(map[string][]int), response: make(map[int]int),
+		sessions: make(map[string]*history), loads: make(map[int]string)}
 	open := make(map[string]int) // raw id of a recorded client request -> index
 	last := -1
 	// asked maps the raw id of a recorded agent request to its item;
@@ -146,6 +187,7 @@ func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Scrip
 					s.requests = append(s.requests, request{method: m, nth: len(s.byMethod[m])})
 					s.byMethod[m] = append(s.byMethod[m], last)
 					open[string(env.ID)] = last
+					s.addClientRequest(m, st.In, last)
 				}
 				return nil
 			}
@@ -162,6 +204,85 @@ func LoadWith(r io.Reader, logger *slog.Logger, mods []rewrite.Module) (s *Scrip
 	return s, bad, nil
 }
 
+// addClientRequest records what a client request tells of its session's
+// history: a prompt's content blocks as the user's message, as ACP's
+// session/load replays them; a load starts the history afresh.
+func (s *Script) addClientRequest(method string, frame []byte, req int) {
+	if method != "session/prompt" && method != "session/load" {
+		return
+	}
+	sid, ok := rawjson.Lookup(frame, "params", "sessionId")
+	if !ok {
+		return
+	}
+	h := s.session(sid)
+	if h == nil {
+		return
+	}
+	switch method {
+	case "session/load":
+		id, _ := rawjson.DecodeString(sid)
+		s.loads[req] = id
+		h.frames = nil
+	case "session/prompt":
+		blocks, ok := rawjson.Lookup(frame, "params", "prompt")
+		if !ok {
+			return
+		}
+		_ = rawjson.Elements(blocks, func(block []byte) bool {
+			if rawjson.FirstByte(block) == '{' {
+				h.frames = append(h.frames, userChunk(sid, block))
+			}
+			return true
+		})
+	}
+}
+
+// userChunk is the session/update that replays one content block of a
+// user's prompt, its session id and block as recorded.
+func userChunk(sid, block []byte) []byte {
+	const head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`
+	const mid = `,"update":{"sessionUpdate":"user_message_chunk","content":`
+	out := make([]byte, 0, len(head)+len(sid)+len(mid)+len(block)+3)
+	out = append(append(append(append(out, head...), sid...), mid...), block...)
+	return append(out, "}}}"...)
+}
+
+// addAgentHistory records what an agent frame tells of the sessions: an
+// initialize answer whether loads are served, a session/new answer a
+// session, a session/update a frame of its session's history, the answer
+// to a recorded load what a load of that session answers.
+func (s *Script) addAgentHistory(env pipe.Envelope, frame []byte, req int) {
+	switch env.Kind {
+	case pipe.Notification:
+		if string(env.Method) != "session/update" {
+			return
+		}
+		if sid, ok := rawjson.Lookup(frame, "params", "sessionId"); ok {
+			if h := s.session(sid); h != nil {
+				h.frames = append(h.frames, frame)
+			}
+		}
+	case pipe.Response:
+		if _, ok := rawjson.Lookup(frame, "result"); !ok {
+			return
+		}
+		switch s.requests[req].method {
+		case "initialize":
+			v, _ := rawjson.Lookup(frame, "result", "agentCapabilities", "loadSession")
+			s.loadable = string(v) == "true"
+		case "session/new":
+			if sid, ok := rawjson.Lookup(frame, "result", "sessionId"); ok {
+				s.session(sid)
+			}
+		case "session/load":
+			if h := s.sessions[s.loads[req]]; h != nil {
+				h.answer = len(s.items) - 1
+			}
+		}
+	}
+}
+
 func (s *Script) addAgentFrame(st *route.Step, gate, awaits int, open map[string]int, logger *slog.Logger) {
 	if st.NonJSON {
 		s.skipped++
@@ -171,6 +292,7 @@ func (s *Script) addAgentFrame(st *route.Step, gate, awaits int, open map[string
 	env := pipe.Peek(st.In)
 	if env.Kind != pipe.Response {
 		s.items = append(s.items, item{kind: itemFrame, frame: st.In, gate: gate, awaits: awaits, line: st.Line})
+		s.addAgentHistory(env, st.In, -1)
 		return
 	}
 	req, ok := open[string(env.ID)]
@@ -182,6 +304,7 @@ func (s *Script) addAgentFrame(st *route.Step, gate, awaits int, open map[string
 	delete(open, string(env.ID))
 	s.response[req] = len(s.items)
 	s.items = append(s.items, item{kind: itemResponse, frame: st.In, gate: gate, awaits: awaits, req: req, line: st.Line})
+	s.addAgentHistory(env, st.In, req)
 }
 
 // Config configures Serve.
@@ -306,9 +429,12 @@ func (sv *server) handle(frame []byte) {
 		sv.write(rewrite.ErrorResponse([]byte("null"), jsonrpc2.CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
 		return
 	}
-	sv.frames++
 	method := string(env.Method)
 	id := bytes.Clone(env.ID)
+	if method == "session/load" && sv.load(frame, id) {
+		return
+	}
+	sv.frames++
 	recorded := sv.s.byMethod[method]
 	nth := sv.live[method]
 	if len(recorded) > 0 {
@@ -343,6 +469,64 @@ func (sv *server) handle(frame []byte) {
 	default:
 		sv.pump(at)
 	}
+}
+
+// load serves a session/load the capture's recorded loads do not: when the
+// capture's agent advertised loadSession and the next recorded load (if
+// any) is not of the same session. It replays the session's history and
+// answers, or answers an unknown session with ACP's -32002. It reports
+// whether it answered; if not, the load is matched as any request.
+func (sv *server) load(frame, id []byte) bool {
+	s := sv.s
+	if !s.loadable {
+		return false
+	}
+	raw, _ := rawjson.Lookup(frame, "params", "sessionId")
+	sid, ok := rawjson.DecodeString(raw)
+	if !ok || rawjson.FirstByte(raw) != '"' {
+		if len(s.byMethod["session/load"]) > sv.live["session/load"] {
+			return false
+		}
+		sv.frames++
+		sv.pump(-1)
+		sv.log.Warn("session/load without a string sessionId answered -32602", "id", string(id))
+		sv.write(rewrite.ErrorResponse(id, jsonrpc2.CodeInvalidParams, "Invalid params: session/load needs a string sessionId"))
+		return true
+	}
+	if rec := s.byMethod["session/load"]; sv.live["session/load"] < len(rec) && s.loads[rec[sv.live["session/load"]]] == sid {
+		return false // the recorded load of this session, played as recorded
+	}
+	sv.frames++
+	sv.pump(-1)
+	h := s.sessions[sid]
+	if h == nil {
+		sv.log.Warn("session/load of a session not in the capture answered -32002", "session", sid, "id", string(id))
+		sv.write(sessionNotFound(id, raw, sid))
+		return true
+	}
+	sv.log.Debug("session/load served from the capture's history of the session", "session", sid, "frames", len(h.frames))
+	for _, f := range h.frames {
+		sv.write(f)
+	}
+	if h.answer >= 0 {
+		it := s.items[h.answer]
+		sv.writeAs(it, id)
+		return true
+	}
+	answer, _ := rewrite.Result(id, []byte("{}"))
+	sv.write(answer)
+	return true
+}
+
+// sessionNotFound is ACP's answer to a request naming a session the agent
+// does not know: -32002 (resource not found) with the session id as data.
+func sessionNotFound(id, rawSid []byte, sid string) []byte {
+	frame := rewrite.ErrorResponse(id, -32002, "Resource not found: session "+sid+" (mock-agent: not in the capture)")
+	data := append(append([]byte(`{"sessionId":`), rawSid...), '}')
+	if withData, err := rawjson.Set(frame, data, "error", "data"); err == nil {
+		return withData
+	}
+	return frame
 }
 
 // invalidAnswer is the error response to a client frame that is no valid
@@ -454,8 +638,10 @@ func (sv *server) made(gate int) bool {
 }
 
 // writeResponse writes a recorded response with the live request's id.
-func (sv *server) writeResponse(it item) {
-	id := sv.liveID[it.req]
+func (sv *server) writeResponse(it item) { sv.writeAs(it, sv.liveID[it.req]) }
+
+// writeAs writes a recorded response with id.
+func (sv *server) writeAs(it item, id []byte) {
 	frame := it.frame
 	if rec, ok := rawjson.Lookup(frame, "id"); !ok || !bytes.Equal(rec, id) {
 		changed, err := rawjson.Set(frame, id, "id")

@@ -228,42 +228,49 @@ func TestServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, bad, err := Load(strings.NewReader(tt.capture), nil)
-			if err != nil || len(bad) > 0 {
-				t.Fatalf("Load: %v %v", err, bad)
-			}
-			var out, stderr bytes.Buffer
-			sv := newServer(s, Config{Stdout: &out, Stderr: &stderr})
-			var got [][]string
-			take := func() {
-				_ = sv.w.Flush()
-				var ls []string
-				for _, l := range strings.Split(out.String(), "\n") {
-					if l != "" {
-						ls = append(ls, l)
-					}
-				}
-				got = append(got, ls)
-				out.Reset()
-			}
-			sv.pump(-1)
-			take()
-			for _, f := range tt.live {
-				sv.handle([]byte(f))
-				take()
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d batches, want %d: %q", len(got), len(tt.want), got)
-			}
-			for i := range got {
-				if strings.Join(got[i], "\n") != strings.Join(tt.want[i], "\n") {
-					t.Errorf("after client frame %d:\n%s\nwant:\n%s", i, strings.Join(got[i], "\n"), strings.Join(tt.want[i], "\n"))
-				}
-			}
-			if stderr.String() != tt.wantStderr {
-				t.Errorf("stderr %q, want %q", stderr.String(), tt.wantStderr)
-			}
+			checkServe(t, tt.capture, tt.live, tt.want, tt.wantStderr)
 		})
+	}
+}
+
+// checkServe serves capture to the client frames live and checks what is
+// written: want[0] before the first client frame, want[i] after the i-th.
+func checkServe(t *testing.T, capture string, live []string, want [][]string, wantStderr string) {
+	t.Helper()
+	s, bad, err := Load(strings.NewReader(capture), nil)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("Load: %v %v", err, bad)
+	}
+	var out, stderr bytes.Buffer
+	sv := newServer(s, Config{Stdout: &out, Stderr: &stderr})
+	var got [][]string
+	take := func() {
+		_ = sv.w.Flush()
+		var ls []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if l != "" {
+				ls = append(ls, l)
+			}
+		}
+		got = append(got, ls)
+		out.Reset()
+	}
+	sv.pump(-1)
+	take()
+	for _, f := range live {
+		sv.handle([]byte(f))
+		take()
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d batches, want %d: %q", len(got), len(want), got)
+	}
+	for i := range got {
+		if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
+			t.Errorf("after client frame %d:\n%s\nwant:\n%s", i, strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
+		}
+	}
+	if stderr.String() != wantStderr {
+		t.Errorf("stderr %q, want %q", stderr.String(), wantStderr)
 	}
 }
 
@@ -376,62 +383,77 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":7}` + "\n"))
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"session/new"},1]` + "\n" + `[]` + "\n" + `{"id":{},"method":"x"}` + "\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"session/prompt"}` + "\n" + `{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
-	s, bad, err := Load(strings.NewReader(session), nil)
-	if err != nil || len(bad) > 0 {
-		f.Fatalf("Load: %v %v", err, bad)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s1"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"x"}}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":[]}}` + "\n"))
+	// The second capture's agent advertises loadSession: loads are served.
+	var scripts []*Script
+	for _, c := range []string{session, twoSessions(initLoadable)} {
+		s, bad, err := Load(strings.NewReader(c), nil)
+		if err != nil || len(bad) > 0 {
+			f.Fatalf("Load: %v %v", err, bad)
+		}
+		scripts = append(scripts, s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// A final notification releases anything waiting for an answer.
-		in := append(bytes.Clone(data), "\n"+`{"jsonrpc":"2.0","method":"fuzz/end"}`+"\n"...)
-		var out bytes.Buffer
-		if err := Serve(s, Config{Stdin: bytes.NewReader(in), Stdout: &out}); err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-		// answers counts the answers by id; malformedOut the answers to
-		// malformed frames (-32600, -32700, or a batch's array).
-		answers := map[string]int{}
-		malformedOut := 0
-		r := pipe.NewReader(&out)
-		for {
-			frame, err := r.ReadFrame()
-			if err != nil {
-				break
-			}
-			if !json.Valid(frame) {
-				t.Fatalf("written frame is not JSON: %q", frame)
-			}
-			env := pipe.Peek(frame)
-			switch {
-			case env.Kind == pipe.Batch, bytes.Contains(frame, []byte(`"code":-32600`)), bytes.Contains(frame, []byte(`"code":-32700`)):
-				malformedOut++
-			case env.Kind == pipe.Response:
-				answers[string(env.ID)]++
-			}
-		}
-		malformedIn := 0
-		cr := pipe.NewReader(bytes.NewReader(in))
-		for {
-			frame, err := cr.ReadFrame()
-			if err != nil {
-				break
-			}
-			env := pipe.Peek(frame)
-			switch {
-			case env.Kind == pipe.Request && validID(env.ID):
-				if answers[string(env.ID)] == 0 {
-					t.Fatalf("request %s never answered:\nin:\n%s\nout:\n%s", frame, in, out.String())
-				}
-				answers[string(env.ID)]--
-			case env.Kind == pipe.Request, env.Kind == pipe.Invalid:
-				malformedIn++
-			case env.Kind == pipe.Batch && !onlyNotificationsAndResponses(frame):
-				malformedIn++
-			}
-		}
-		if malformedOut != malformedIn {
-			t.Fatalf("%d malformed frames, %d answers to them:\nin:\n%s\nout:\n%s", malformedIn, malformedOut, in, out.String())
+		for _, s := range scripts {
+			serveChecked(t, s, data)
 		}
 	})
+}
+
+// serveChecked serves data to s and fails if a request is not answered
+// exactly once or a malformed frame is not answered as JSON-RPC says.
+func serveChecked(t *testing.T, s *Script, data []byte) {
+	// A final notification releases anything waiting for an answer.
+	in := append(bytes.Clone(data), "\n"+`{"jsonrpc":"2.0","method":"fuzz/end"}`+"\n"...)
+	var out bytes.Buffer
+	if err := Serve(s, Config{Stdin: bytes.NewReader(in), Stdout: &out}); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	// answers counts the answers by id; malformedOut the answers to
+	// malformed frames (-32600, -32700, or a batch's array).
+	answers := map[string]int{}
+	malformedOut := 0
+	r := pipe.NewReader(&out)
+	for {
+		frame, err := r.ReadFrame()
+		if err != nil {
+			break
+		}
+		if !json.Valid(frame) {
+			t.Fatalf("written frame is not JSON: %q", frame)
+		}
+		env := pipe.Peek(frame)
+		switch {
+		case env.Kind == pipe.Batch, bytes.Contains(frame, []byte(`"code":-32600`)), bytes.Contains(frame, []byte(`"code":-32700`)):
+			malformedOut++
+		case env.Kind == pipe.Response:
+			answers[string(env.ID)]++
+		}
+	}
+	malformedIn := 0
+	cr := pipe.NewReader(bytes.NewReader(in))
+	for {
+		frame, err := cr.ReadFrame()
+		if err != nil {
+			break
+		}
+		env := pipe.Peek(frame)
+		switch {
+		case env.Kind == pipe.Request && validID(env.ID):
+			if answers[string(env.ID)] == 0 {
+				t.Fatalf("request %s never answered:\nin:\n%s\nout:\n%s", frame, in, out.String())
+			}
+			answers[string(env.ID)]--
+		case env.Kind == pipe.Request, env.Kind == pipe.Invalid:
+			malformedIn++
+		case env.Kind == pipe.Batch && !onlyNotificationsAndResponses(frame):
+			malformedIn++
+		}
+	}
+	if malformedOut != malformedIn {
+		t.Fatalf("%d malformed frames, %d answers to them:\nin:\n%s\nout:\n%s", malformedIn, malformedOut, in, out.String())
+	}
 }
 
 // onlyNotificationsAndResponses reports whether a batch holds at least

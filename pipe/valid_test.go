@@ -100,3 +100,26 @@ func TestValidStringEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValid: the validity check of P5 (Check, what the router runs
+// on every frame a module would rewrite) on a 1 MB tool-call frame of
+// escape-dense text, against encoding/json's Valid (docs/performance.md).
+func BenchmarkValid(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call_update","content":[{"type":"text","text":"` +
+		strings.Repeat(`file contents with \"quotes\", tabs\t and naïve text `, 20000) + `"}]}}}`)
+	b.SetBytes(int64(len(frame)))
+	b.Run("pipe.Check", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := Check(frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if !json.Valid(frame) {
+				b.Fatal("not valid")
+			}
+		}
+	})
+}

@@ -204,8 +204,17 @@ func (r *rewriter) childFrame(c *change, sid, parent string) string {
 // stripLinks removes {"type":"session"} blocks from a tool call's content
 // for a client that did not opt in (P3: the agent sent them unasked).
 func stripLinks(c *change, content []byte) error {
+	if kept, removed := withoutLinks(content); removed {
+		c.edits = append(c.edits, rawjson.Edit{Path: append(updatePath[:2:2], "content"), Value: kept})
+	}
+	return nil
+}
+
+// withoutLinks returns a tool call's content list without its
+// {"type":"session"} blocks, and whether it had any.
+func withoutLinks(content []byte) ([]byte, bool) {
 	if rawjson.FirstByte(content) != '[' || !bytes.Contains(content, []byte(`"session"`)) {
-		return nil
+		return content, false
 	}
 	var kept [][]byte
 	removed := false
@@ -218,10 +227,9 @@ func stripLinks(c *change, content []byte) error {
 		return true
 	})
 	if err != nil || !removed {
-		return nil
+		return content, false
 	}
-	c.edits = append(c.edits, rawjson.Edit{Path: append(updatePath[:2:2], "content"), Value: append(append([]byte("["), bytes.Join(kept, []byte(","))...), ']')})
-	return nil
+	return append(append([]byte("["), bytes.Join(kept, []byte(","))...), ']'), true
 }
 
 // unasked drops a session shape the agent sent a client that did not opt

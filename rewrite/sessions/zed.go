@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/acp-normalize/acp-normalize/internal/rawjson"
@@ -66,7 +67,8 @@ type zedState struct {
 	loadOK   bool // the agent advertised loadSession: true
 	// replaying: sessions whose session/load the client sent and the
 	// agent has not answered: their frames are a replay (Z3). loads are
-	// those loads' ids (raw JSON), whose answers end the replays.
+	// those loads' ids (pipe.IDKey: the agent may spell an id its own
+	// way), whose answers end the replays.
 	replaying      *table.Table[string, struct{}]
 	loads          *table.Table[string, string]
 	watchingAnswer bool
@@ -82,6 +84,13 @@ type zcall struct {
 	n           int    // launches of the toolCallId before it (childID's n)
 	child       string // C, once chosen
 	sawToolCall bool
+	// agentKey: the agent gave the call Zed's key itself, naming a child
+	// of its own: the key, the child's load and its frames are the
+	// agent's (Z1, Z2).
+	agentKey bool
+	// made: a child thread was made for the call (since the session's
+	// last load); once P6 dropped it, later frames start no headless one.
+	made bool
 	// vendorContent is the content the vendor last gave the call (nil
 	// when none or unknown: larger than maxKeptContent).
 	vendorContent []byte
@@ -197,7 +206,13 @@ func (r *rewriter) zedClient(f *rewrite.Frame, env *pipe.Envelope, sid string) (
 		r.zedReplay(sid, string(f.ID()))
 	case env.MethodIs("session/close"):
 		if r.servedChild(sid) {
-			z.kids.Delete(sid)
+			// Released, not forgotten: Zed closes a child whose view it
+			// drops and may load it again while the parent is open; its
+			// thread goes with the parent (P6). Until then its frames and
+			// requests stay on the parent, where the client holds them.
+			if k, ok := z.kids.Get(sid); ok {
+				k.loaded = false
+			}
 			var v rewrite.Verdict
 			v.DropFrame()
 			if b, err := rewrite.Result(f.ID(), []byte("{}")); err == nil {
@@ -225,7 +240,15 @@ func (r *rewriter) zedAnswer(f *rewrite.Frame) {
 		return
 	}
 	z.loads.Delete(id)
-	z.replaying.Delete(sid)
+	again := false
+	z.loads.Each(func(_ string, s string) bool { again = s == sid; return !again })
+	if again {
+		// Another load of the session is pending (two panes, a retry):
+		// its replay follows this answer, counted afresh (the same C).
+		r.zedReset(sid)
+	} else {
+		z.replaying.Delete(sid)
+	}
 	if z.loads.Len() == 0 && z.watchingAnswer {
 		for _, t := range answerTriggers {
 			r.env.Unwatch(t)
@@ -272,6 +295,13 @@ func (r *rewriter) zedReplay(sid, id string) {
 			z.watchingAnswer = r.env.Watch(t) && z.watchingAnswer
 		}
 	}
+	r.zedReset(sid)
+}
+
+// zedReset starts a replay of session sid (Z3): launches counted afresh,
+// the children's frames to be replaced by the replay's, and loaded again.
+func (r *rewriter) zedReset(sid string) {
+	z := r.zed
 	prefix := sid + "\x00"
 	z.counts.DeleteFunc(func(k string, _ int) bool { return strings.HasPrefix(k, prefix) })
 	z.calls.DropSession(sid)
@@ -345,16 +375,18 @@ func (u rawUpdate) MarshalJSON() ([]byte, error) { return u, nil }
 
 // zedLaunch handles a launch call's session/update for Z1, Z2 and Z4:
 // the call's child thread follows its prompt and result; a replayed
-// frame (or one of a child the client loaded) gets Zed's key; a frame
+// frame (or one of a child the client loaded) gets Zed's key, unless the
+// agent gave the call a key of its own; a frame
 // with content while the subagent shows progress keeps the progress
 // after the vendor's content.
-func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(updateKeys)][]byte) {
+func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, upd []byte, u *[len(updateKeys)][]byte) {
 	z := r.zed
 	cl, ok := r.calls.Get(key)
 	if !ok || !cl.has() {
 		return
 	}
 	zc, known := z.calls.Get(key)
+	fresh := false
 	if !known || tag == "tool_call" && zc.sawToolCall {
 		k := key.Session + "\x00" + key.ToolCallID
 		n, _ := z.counts.Get(k)
@@ -364,19 +396,28 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 		// proxy does not know until a frame carries it.
 		zc = &zcall{n: n, contentKnown: tag == "tool_call"}
 		z.calls.Put(key, zc)
+		fresh = true
 	}
 	zc.sawToolCall = zc.sawToolCall || tag == "tool_call"
+	if _, ok := rawjson.Lookup(upd, "_meta", zedInfoKey); ok {
+		zc.agentKey = true // sticks, as Zed keeps the key an update leaves out
+	}
 	if content := u[updContent]; content != nil {
 		zc.contentKnown = len(content) <= maxKeptContent
 		zc.vendorContent = nil
 		if zc.contentKnown {
-			zc.vendorContent = bytes.Clone(content)
+			// What the client may see of it: no session link (P3).
+			kept, _ := withoutLinks(content)
+			zc.vendorContent = bytes.Clone(kept)
 		}
 	}
 	defer z.calls.Resize(key)
 	replay := z.replayingSession(key.Session)
-	if z.keyOn() {
-		kid := r.zedChild(zc, cl, key)
+	if z.keyOn() && !zc.agentKey {
+		// A replay puts its children in its own order, the launches'
+		// (the oldest launch's child is the first P6 drops), so that
+		// those it brings back empty never push out those kept whole.
+		kid := r.zedChild(zc, cl, key, replay && fresh)
 		if s, err := cl.sub(); err == nil && kid != nil {
 			kid.prompt, kid.result = deref(s.Prompt), deref(s.ResultText)
 			if kid.result == "" && zc.contentKnown {
@@ -384,7 +425,7 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 			}
 			z.kids.Resize(zc.child)
 		}
-		if kid != nil && (replay || kid.loaded) {
+		if zc.child != "" && (replay || kid != nil && kid.loaded) {
 			info := append(append([]byte(`{"session_id":`), rawjson.Text(zc.child)...), `,"message_start_index":0}`...)
 			c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "_meta", zedInfoKey}, Value: info})
 			if s, err := cl.sub(); err == nil && s.ToolName != "" {
@@ -394,16 +435,23 @@ func (r *rewriter) zedLaunch(c *change, key launch.Key, tag string, u *[len(upda
 	}
 	if z.progress && !replay && u[updContent] != nil && zc.contentKnown && zc.sentProgress != "" && !cl.status.Ended() &&
 		r.env.Client.Emit(rewrite.Finished(cl.acpStatus)) == rewrite.EmitAll {
-		c.edits = append(c.edits, rawjson.Edit{Path: []string{"params", "update", "content"}, Value: withProgress(zc.vendorContent, zc.sentProgress)})
+		// It replaces stripLinks' edit of the content, if any: one edit
+		// per path.
+		c.edits = slices.DeleteFunc(c.edits, func(e rawjson.Edit) bool { return slices.Equal(e.Path, contentPath) })
+		c.edits = append(c.edits, rawjson.Edit{Path: contentPath, Value: withProgress(zc.vendorContent, zc.sentProgress)})
 	}
 }
+
+// contentPath is a session/update's tool call content.
+var contentPath = []string{"params", "update", "content"}
 
 // zedChild returns the child thread of launch call zc (Z2), made on first
 // use: C is the agent's own child id where it has one, else S4's
 // synthesized id, derived from the session, the toolCallId and the
 // launches of that id since the session's last load (the same on every
-// replay).
-func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key) *zchild {
+// replay). renew (a replay's first frame of the call) makes it the
+// newest child; nil when it is not held.
+func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key, renew bool) *zchild {
 	z := r.zed
 	if zc.child == "" {
 		zc.child = childID(key.Session, key.ToolCallID, zc.n)
@@ -412,8 +460,21 @@ func (r *rewriter) zedChild(zc *zcall, cl *call, key launch.Key) *zchild {
 		}
 	}
 	if k, ok := z.kids.Get(zc.child); ok {
+		if renew && !z.kids.Put(zc.child, k) {
+			return nil
+		}
 		return k
 	}
+	if zc.made && !renew {
+		return nil // dropped (P6): its later frames alone would be a thread with a hole
+	}
+	if renew && z.kids.Len() >= r.kidsCap() {
+		// The replay brings back a child P6 dropped while the table is
+		// full: it is not made again at the cost of one kept whole (a
+		// load of it gets {} alone, Z2).
+		return nil
+	}
+	zc.made = true
 	k := &zchild{parent: key.Session, toolCallID: key.ToolCallID}
 	if !z.kids.Put(zc.child, k) {
 		return nil
@@ -433,10 +494,12 @@ func (r *rewriter) zedLinked(c *change, sid, parent string, upd []byte) {
 		return
 	}
 	replay := z.replayingSession(sid)
-	if z.keyOn() {
-		if kid := r.zedChild(zc, cl, key); kid != nil {
+	if z.keyOn() && !zc.agentKey {
+		if kid := r.zedChild(zc, cl, key, false); kid != nil {
 			r.keep(zc.child, kid, upd, replay)
-			if kid.loaded && !replay {
+			// A child loaded during its parent's replay (loads before
+			// the replay reset it) gets the rest of the replay too.
+			if kid.loaded {
 				if b, err := sessionUpdateFrame(zc.child, rawUpdate(upd)); err == nil {
 					c.post = append(c.post, b)
 				}
@@ -471,6 +534,14 @@ func (r *rewriter) zedMeta(zc *zcall, cl *call, replay bool) []byte {
 		m, _ = rawjson.Set(m, append(append([]byte(`{"session_id":`), rawjson.Text(zc.child)...), `,"message_start_index":0}`...), zedInfoKey)
 	}
 	return m
+}
+
+// kidsCap is the most child threads the table holds (P6's entry cap).
+func (r *rewriter) kidsCap() int {
+	if r.env.MaxEntries > 0 {
+		return r.env.MaxEntries
+	}
+	return table.DefaultEntries
 }
 
 // keep adds a linked frame to child C's thread (Z2, Z3): the first frame
@@ -570,6 +641,6 @@ func (r *rewriter) zedUpdate(c *change, sid, tag string, upd []byte, u *[len(upd
 	}
 	if (tag == "tool_call" || tag == "tool_call_update") && mk.snapshot != nil {
 		id, _ := rawjson.DecodeString(u[updToolCallID])
-		r.zedLaunch(c, launch.Key{Session: sid, ToolCallID: id}, tag, u)
+		r.zedLaunch(c, launch.Key{Session: sid, ToolCallID: id}, tag, upd, u)
 	}
 }

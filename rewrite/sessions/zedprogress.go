@@ -19,8 +19,10 @@ const (
 // progress is what a launch call's subagent was last seen doing.
 type progress struct {
 	lines []progressLine
-	// inMessage: the newest line is a message still being streamed.
-	inMessage bool
+	// inMessage: the newest line is a message still being streamed;
+	// whole: its start is whole (a line break or maxProgressText came),
+	// so its later chunks change nothing.
+	inMessage, whole bool
 }
 
 type progressLine struct {
@@ -55,13 +57,17 @@ func (p *progress) add(upd []byte) bool {
 				return false
 			}
 			p.push(progressLine{})
-			p.inMessage = true
+			p.inMessage, p.whole = true, false
 		}
-		l := &p.lines[len(p.lines)-1]
-		if utf8.RuneCountInString(l.text) >= maxProgressText {
+		if p.whole {
 			return false
 		}
-		l.text = clip(strings.TrimLeft(l.text+text, " \n\t"))
+		// The line keeps no line break, so the text after one must not
+		// be appended to it: clip cutting anything ends the start.
+		l := &p.lines[len(p.lines)-1]
+		joined := strings.TrimLeft(l.text+text, " \r\n\t")
+		l.text = clip(joined)
+		p.whole = l.text != joined
 		return true
 	case "tool_call", "tool_call_update":
 		id, _ := rawjson.DecodeString(v[1])
@@ -70,6 +76,7 @@ func (p *progress) add(upd []byte) bool {
 		}
 		title, _ := rawjson.DecodeString(v[2])
 		status, _ := rawjson.DecodeString(v[3])
+		status = clip(status) // the vendor's: one short line, like a title
 		p.inMessage = false
 		for i := range p.lines {
 			if l := &p.lines[i]; l.toolCallID == id {
@@ -119,16 +126,23 @@ func (p *progress) render() string {
 }
 
 // clip returns the first line of s, at most maxProgressText characters
-// ("…" marks a cut).
+// ("…" marks a cut). It walks only what it keeps: a hostile megabyte
+// title costs no copy of itself (P6).
 func clip(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	if utf8.RuneCountInString(s) <= maxProgressText {
-		return s
+	n := 0
+	for i := range s {
+		if n == maxProgressText-1 {
+			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
+				return s[:i] + "…"
+			}
+			return s
+		}
+		n++
 	}
-	r := []rune(s)
-	return string(r[:maxProgressText-1]) + "…"
+	return s
 }
 
 // withProgress returns the content list the vendor gave the call with
