@@ -99,9 +99,30 @@ func openRecord(path string, avoid ...*os.File) (*recordTarget, error) {
 		}
 	}
 	t.file = f
+	if onTerminal(f) {
+		// --record /dev/stderr on a terminal: frames are spliced in
+		// verbatim (R1), and valid JSON holds C1 controls and bidi
+		// overrides raw. Shown as JSON escapes, as the other JSON
+		// output on a terminal: the same values.
+		out, flush := jsonlOut(f)
+		t.file = &terminalRecord{f: f, out: out, flush: flush}
+	}
 	t.opened.Store(true)
 	return t, nil
 }
+
+// terminalRecord is a recording target that is a terminal: each line
+// escaped with terminal.JSON on its way.
+type terminalRecord struct {
+	f     *os.File
+	out   io.Writer
+	flush func() error
+}
+
+func (t *terminalRecord) Write(p []byte) (int, error) { return t.out.Write(p) }
+
+// Close writes what is held of a last line, then closes the terminal.
+func (t *terminalRecord) Close() error { return errors.Join(t.flush(), t.f.Close()) }
 
 // waitingForReader reports whether the target is a FIFO that no reader
 // has opened yet.

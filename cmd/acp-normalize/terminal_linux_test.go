@@ -183,3 +183,63 @@ func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 		t.Errorf("replay to a pipe: exit %d, the frame's bytes changed:\n%q\n%s", code, out, stderr)
 	}
 }
+
+// TestE2ERecordToATerminalIsEscaped: a capture recorded to a terminal
+// (the documented --record /dev/stderr with stderr on one, or a link to
+// the terminal's device) is shown with the JSON escapes of the other
+// JSON output on a terminal (terminal.JSON: the same values): a frame is
+// spliced into its record verbatim (R1), and valid JSON holds C1
+// controls and bidi overrides raw, so the agent steered the terminal
+// through the recording.
+func TestE2ERecordToATerminalIsEscaped(t *testing.T) {
+	bad := "x\u009b31m\u009d0;pwned\u009c\u202edne"
+	frame := `{"jsonrpc":"2.0","method":"_x/y","params":{"t":"` + bad + `"}}`
+	for _, tt := range []struct {
+		name string
+		path func(term *os.File) string
+	}{
+		{"/dev/stderr", func(*os.File) string { return "/dev/stderr" }},
+		{"a link to the terminal", func(term *os.File) string {
+			link := filepath.Join(t.TempDir(), "capture.jsonl")
+			if err := os.Symlink(term.Name(), link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			term, master := openPTY(t)
+			cmd := exec.Command(proxyBinary, append([]string{"--record", tt.path(term), "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1", envFakeAgent+"="+script(t, "out "+frame, "wait never"))
+			cmd.Stdin = strings.NewReader("")
+			cmd.Stdout = io.Discard
+			cmd.Stderr = term
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			term.Close()
+			var buf bytes.Buffer
+			b := make([]byte, 4096)
+			for {
+				n, err := master.Read(b)
+				buf.Write(b[:n])
+				if err != nil {
+					break
+				}
+			}
+			_ = cmd.Wait()
+			out := buf.Bytes()
+			if !bytes.Contains(out, []byte(`"event":"start"`)) || !bytes.Contains(out, []byte(`"method":"_x/y"`)) {
+				t.Fatalf("the capture did not reach the terminal:\n%q", out)
+			}
+			for _, r := range []string{"\u009b", "\u009d", "\u009c", "\u202e"} {
+				if bytes.Contains(out, []byte(r)) {
+					t.Errorf("%q reached the terminal raw:\n%q", r, out)
+				}
+			}
+			if !bytes.Contains(out, []byte(`x\u009b31m\u009d0;pwned\u009c\u202edne`)) {
+				t.Errorf("the frame's text is not shown as JSON escapes:\n%q", out)
+			}
+		})
+	}
+}
