@@ -190,7 +190,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	if bad > maxReportedLines {
 		_ = out.Flush()
-		fmt.Fprintf(st.stderr, "%s: %d more bad lines not shown\n", name, bad-maxReportedLines)
+		printLine(st.stderr, "%s: %d more bad lines not shown", name, bad-maxReportedLines)
 	}
 	if readErr != nil {
 		_ = out.Flush()

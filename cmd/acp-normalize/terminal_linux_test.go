@@ -243,3 +243,47 @@ func TestE2ERecordToATerminalIsEscaped(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EFileNamesOnATerminalAreEscaped: the lines that name a file
+// (a capture's, export's -o) reach a terminal escaped as the rest: a
+// file name is anybody's bytes (a capture unpacked from a bug report).
+func TestE2EFileNamesOnATerminalAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	hostile := "c\x1b]0;pwned\x07\u009b31m\u202e"
+	capture := filepath.Join(dir, hostile+".jsonl")
+	// More bad lines than are shown one by one: the count line names
+	// the file too.
+	var b strings.Builder
+	b.WriteString(`{"seq":1,"from":"agent","frame":{"jsonrpc":"2.0","method":"_x/y","params":{}}}` + "\n")
+	for range maxReportedLines + 3 {
+		b.WriteString("not a record\n")
+	}
+	if err := os.WriteFile(capture, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.jsonl")
+	if err := os.WriteFile(good, []byte(`{"seq":1,"from":"agent","frame":{"jsonrpc":"2.0","method":"_x/y","params":{}}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string // a line of the output, escaped
+	}{
+		{"replay's count of lines not shown", []string{"replay", capture}, "more bad lines not shown"},
+		{"check's count of lines not shown", []string{"check", capture}, "more bad lines not shown"},
+		{"export's summary", []string{"export", "-o", filepath.Join(dir, hostile+".trace"), good}, "export: 1 frames to"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := runOnTerminal(t, tt.args...)
+			if !bytes.Contains(out, []byte(tt.want)) {
+				t.Fatalf("no %q on the terminal:\n%q", tt.want, out)
+			}
+			for _, r := range []string{"\x1b]", "\x07", "\u009b", "\u202e"} {
+				if bytes.Contains(out, []byte(r)) {
+					t.Errorf("%q reached the terminal raw:\n%q", r, out)
+				}
+			}
+		})
+	}
+}
