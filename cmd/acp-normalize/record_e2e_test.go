@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -337,5 +338,74 @@ func TestE2ELogFileThatBlocks(t *testing.T) {
 				t.Errorf("nothing said about the log lines the file did not take:\n%.3000s", s.stderr.String()[max(0, s.stderr.Len()-3000):])
 			}
 		})
+	}
+}
+
+// TestE2ERecordFIFOReaderComesLate: a FIFO that nobody has opened for
+// reading when the session starts (R1: the agent starts at once) gets
+// the whole capture once a reader opens it, late in the session: every
+// record, in order (seq 1, 2, ... with no gap and no "dropped"), the
+// start event first and the exit last, and the proxy exits 0.
+func TestE2ERecordFIFOReaderComesLate(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "capture.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, script(t, "echo"), []string{"--record", fifo, "--modules", "none"})
+	// More than a pipe holds: the reader that comes finds the queue full.
+	const n = 32
+	pad := strings.Repeat("x", 8<<10)
+	for i := range n {
+		frame := `{"jsonrpc":"2.0","method":"n","params":{"i":` + strconv.Itoa(i) + `,"pad":"` + pad + `"}}`
+		s.send(frame)
+		if got := s.readLine(); got != frame {
+			t.Fatalf("frame %d not relayed while the FIFO has no reader (%d bytes); stderr:\n%s", i, len(got), s.stderr)
+		}
+	}
+	// The reader comes: the capture's goroutine, waiting in its open,
+	// goes on.
+	captured := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		captured <- b
+	}()
+	s.stdin.Close()
+	if code := s.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(<-captured), "\n"), "\n")
+	next := map[string]int{} // the next frame's i, per side
+	for k, l := range lines {
+		var rec struct {
+			Seq   int    `json:"seq"`
+			Event string `json:"event"`
+			From  string `json:"from"`
+			Frame struct {
+				Params struct {
+					I int `json:"i"`
+				} `json:"params"`
+			} `json:"frame"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("capture line %d %.100q: %v", k+1, l, err)
+		}
+		if rec.Seq != k+1 {
+			t.Fatalf("capture line %d has seq %d: records lost or out of order", k+1, rec.Seq)
+		}
+		switch {
+		case rec.Event == "dropped":
+			t.Fatalf("capture line %d: records were dropped", k+1)
+		case rec.From != "":
+			if rec.Frame.Params.I != next[rec.From] {
+				t.Fatalf("capture line %d: frame %d from the %s, want %d", k+1, rec.Frame.Params.I, rec.From, next[rec.From])
+			}
+			next[rec.From]++
+		}
+	}
+	if next["client"] != n || next["agent"] != n {
+		t.Errorf("the capture has %d client and %d agent frames, want %d each", next["client"], next["agent"], n)
+	}
+	if !strings.Contains(lines[0], `"event":"start"`) || !strings.Contains(lines[len(lines)-1], `"event":"exit","code":0`) {
+		t.Errorf("the capture does not begin with start and end with exit 0:\n%.200s\n...\n%.200s", lines[0], lines[len(lines)-1])
 	}
 }
