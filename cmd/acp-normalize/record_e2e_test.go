@@ -409,3 +409,37 @@ func TestE2ERecordFIFOReaderComesLate(t *testing.T) {
 		t.Errorf("the capture does not begin with start and end with exit 0:\n%.200s\n...\n%.200s", lines[0], lines[len(lines)-1])
 	}
 }
+
+// TestE2ERecordTargetThatIsNoFile: a --record path that can hold no
+// capture (a directory, a Unix socket, which open(2) refuses with "no
+// such device or address") is a usage error (exit 2) in one line that
+// says what the path is; the agent is not started.
+func TestE2ERecordTargetThatIsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		t.Skipf("no Unix socket here: %v", err)
+	}
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"a directory", dir, "is a directory"},
+		{"a socket", sock, "is a socket"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runBinary(t, "--record", tt.path, "--modules", "none", "--", "sh", "-c", "echo started >&2")
+			if code != exitUsage || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and nothing on stdout; stderr %q", code, stdout, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "acp-normalize: --record: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("stderr %q: want one --record line saying the path %s", stderr, tt.want)
+			}
+		})
+	}
+}
