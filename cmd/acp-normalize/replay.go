@@ -268,7 +268,7 @@ func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string
 	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
 		NoColor: !color,
-		ReplaceAttr: terminalAttrs(color, func(groups []string, a slog.Attr) slog.Attr {
+		ReplaceAttr: terminalAttrs(func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}

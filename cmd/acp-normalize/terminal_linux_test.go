@@ -43,64 +43,81 @@ func openPTY(t *testing.T) (term, master *os.File) {
 }
 
 // TestE2ELogsToATerminalAreEscaped: the proxy's log lines on a terminal
-// (colour on) carry an agent's words escaped: a non-JSON line on the
-// agent's stdout is logged (F2) with its first bytes, and tint, which
-// quotes a value, put its ESC bytes back raw, so an agent could set the
+// carry an agent's words escaped: a non-JSON line on the agent's stdout
+// is logged (F2) with its first bytes, and tint, which quotes a value,
+// put its ESC bytes back raw with colour on, so an agent could set the
 // window title or write the clipboard through the proxy's own log.
+// Without colour (NO_COLOR, TERM=dumb) tint's quoting is safe but it
+// cuts from a value what looks like an escape sequence and all that
+// follows a byte that is not UTF-8: the log must show every word, escaped.
 func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
-	term, master := openPTY(t)
-	cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "TERM=xterm", envFakeAgent+"="+script(t,
-		"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e end", "exit 0"))
-	cmd.Stdin = strings.NewReader("")
-	cmd.Stdout = io.Discard
-	cmd.Stderr = term
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	term.Close() // the proxy holds it; the master reads EIO once it is gone
-	got := make(chan []byte, 1)
-	go func() {
-		var buf bytes.Buffer
-		b := make([]byte, 4096)
-		for {
-			n, err := master.Read(b)
-			buf.Write(b[:n])
-			if err != nil {
-				got <- buf.Bytes()
-				return
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		color bool
+	}{
+		{"colour", []string{"TERM=xterm"}, true},
+		{"NO_COLOR", []string{"TERM=xterm", "NO_COLOR=1"}, false},
+		{"TERM=dumb", []string{"TERM=dumb"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			term, master := openPTY(t)
+			cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
+					env = append(env, kv)
+				}
 			}
-		}
-	}()
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Wait() }()
-	select {
-	case err := <-errc:
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
-		_ = cmd.Process.Kill()
-		t.Fatal("the proxy did not exit")
-	}
-	out := <-got
-	if !bytes.Contains(out, []byte("banner")) {
-		t.Fatalf("the agent's non-JSON line is not logged on the terminal:\n%q", out)
-	}
-	if !bytes.Contains(out, []byte("\x1b[")) {
-		t.Errorf("no colour on the terminal: not the case under test:\n%q", out)
-	}
-	for _, bad := range []string{"\x1b]", "\x07", "\u009b", "\u202e"} {
-		if bytes.Contains(out, []byte(bad)) {
-			t.Errorf("the log on the terminal holds the agent's %q:\n%q", bad, out)
-		}
+			cmd.Env = append(append(env, tt.env...), envFakeAgent+"="+script(t,
+				"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e \x1b[8mhidden \xff end", "exit 0"))
+			cmd.Stdin = strings.NewReader("")
+			cmd.Stdout = io.Discard
+			cmd.Stderr = term
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			term.Close() // the proxy holds it; the master reads EIO once it is gone
+			got := make(chan []byte, 1)
+			go func() {
+				var buf bytes.Buffer
+				b := make([]byte, 4096)
+				for {
+					n, err := master.Read(b)
+					buf.Write(b[:n])
+					if err != nil {
+						got <- buf.Bytes()
+						return
+					}
+				}
+			}()
+			errc := make(chan error, 1)
+			go func() { errc <- cmd.Wait() }()
+			select {
+			case err := <-errc:
+				var ee *exec.ExitError
+				if err != nil && !errors.As(err, &ee) {
+					t.Fatal(err)
+				}
+			case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+				_ = cmd.Process.Kill()
+				t.Fatal("the proxy did not exit")
+			}
+			out := <-got
+			for _, word := range []string{"banner", "pwned", "ZWNobyBoaQ==", "hidden", "end"} {
+				if !bytes.Contains(out, []byte(word)) {
+					t.Errorf("the agent's non-JSON line is not logged whole on the terminal (no %q):\n%q", word, out)
+				}
+			}
+			if tt.color != bytes.Contains(out, []byte("\x1b[")) {
+				t.Errorf("colour %v expected: not the case under test:\n%q", tt.color, out)
+			}
+			for _, bad := range []string{"\x1b]", "\x1b[8m", "\x07", "\u009b", "\u202e", "\xff"} {
+				if bytes.Contains(out, []byte(bad)) {
+					t.Errorf("the log on the terminal holds the agent's %q:\n%q", bad, out)
+				}
+			}
+		})
 	}
 }
 
