@@ -153,7 +153,9 @@ func runOnTerminal(t *testing.T, args ...string) []byte {
 // C0 controls, but it can hold C1 controls and bidi overrides), the text
 // views and the error lines that quote a file (a trace header of another
 // version) with terminal.Text, mock-agent's replayed stderr
-// lines too. Piped, the frames' bytes are left as they are.
+// lines too; replay --format html, a page that holds the frames' bytes,
+// is not written to a terminal at all. Piped, the frames' bytes are left
+// as they are.
 func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 	capture := filepath.Join(t.TempDir(), "c.jsonl")
 	// C1 controls and a bidi override as UTF-8, and a lone 0x9b byte: CSI
@@ -177,6 +179,9 @@ func TestE2ECapturesOnATerminalAreEscaped(t *testing.T) {
 		{"replay", "--format", "pretty", trace},
 		{"export", trace},
 		{"replay", "--format", "pretty", capture},
+		// A page for a browser: refused on a terminal, as gzip refuses
+		// to write compressed data to one.
+		{"replay", "--format", "html", capture},
 		{"check", capture},
 		{"check", "--json", capture},
 		{"export", capture},
