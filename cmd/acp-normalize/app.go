@@ -214,7 +214,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 
 	var logFile *logFileOut
 	if path := c.String("log-file"); path != "" {
-		logFile, err = openLogFile(path)
+		logFile, err = openLogFile(path, asFile(st.stdin), asFile(st.stdout))
 		if err != nil {
 			return exitUsage, usageError("--log-file: %v", err)
 		}

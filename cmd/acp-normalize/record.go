@@ -17,9 +17,10 @@ import (
 // truncate (or create) whatever it points to.
 var errRecordSymlink = errors.New("is a symbolic link: refusing to follow it")
 
-// errRecordStream is the refusal of a --record target that is one of the
-// proxy's own protocol streams (--record /dev/stdout): the capture would
-// be mixed into the frames (F7), or read back as the client's frames.
+// errRecordStream is the refusal of a --record or --log-file target that
+// is one of the proxy's own protocol streams (--record /dev/stdout): the
+// capture or the log would be mixed into the frames (F7), or read back as
+// the client's frames.
 var errRecordStream = errors.New("is the proxy's own stdin or stdout, which carry protocol frames")
 
 // recordTarget is where a capture goes (R1). Opening it never waits: a
@@ -80,14 +81,9 @@ func openRecord(path string, avoid ...*os.File) (*recordTarget, error) {
 		f.Close()
 		return nil, err
 	}
-	for _, a := range avoid {
-		if a == nil || st.Mode()&os.ModeCharDevice != 0 {
-			continue
-		}
-		if ast, err := a.Stat(); err == nil && os.SameFile(st, ast) {
-			f.Close()
-			return nil, fmt.Errorf("%s %w", path, errRecordStream)
-		}
+	if isProtocolStream(st, avoid) {
+		f.Close()
+		return nil, fmt.Errorf("%s %w", path, errRecordStream)
 	}
 	// A file that existed keeps its mode on open: make it private (R1).
 	// Not a pipe or a device (--record /dev/stderr): that mode is not the
@@ -123,6 +119,23 @@ func (t *terminalRecord) Write(p []byte) (int, error) { return t.out.Write(p) }
 
 // Close writes what is held of a last line, then closes the terminal.
 func (t *terminalRecord) Close() error { return errors.Join(t.flush(), t.f.Close()) }
+
+// isProtocolStream reports whether st is the file of one of avoid, a
+// terminal excepted (it may be stdout and a target at once).
+func isProtocolStream(st os.FileInfo, avoid []*os.File) bool {
+	if st.Mode()&os.ModeCharDevice != 0 {
+		return false
+	}
+	for _, a := range avoid {
+		if a == nil {
+			continue
+		}
+		if ast, err := a.Stat(); err == nil && os.SameFile(st, ast) {
+			return true
+		}
+	}
+	return false
+}
 
 // waitingForReader reports whether the target is a FIFO that no reader
 // has opened yet.
@@ -168,14 +181,25 @@ type logFileOut struct {
 }
 
 // openLogFile opens path for appending (mode 0600 when created) without
-// waiting for a FIFO's reader.
-func openLogFile(path string) (*logFileOut, error) {
+// waiting for a FIFO's reader, and never one of the files in avoid (the
+// proxy's stdin and stdout: log lines there would be frames, F7), but a
+// terminal may be both.
+func openLogFile(path string, avoid ...*os.File) (*logFileOut, error) {
 	f, later, err := openAppendNow(path)
 	if err != nil {
 		return nil, err
 	}
 	if f != nil {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if isProtocolStream(st, avoid) {
+			f.Close()
+			return nil, fmt.Errorf("%s %w", path, errRecordStream)
+		}
+		if st.Mode().IsRegular() {
 			return &logFileOut{w: f, file: f}, nil
 		}
 	}

@@ -3,10 +3,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -439,6 +442,65 @@ func TestE2ERecordTargetThatIsNoFile(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "acp-normalize: --record: ") || !strings.Contains(lines[0], tt.want) {
 				t.Errorf("stderr %q: want one --record line saying the path %s", stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestE2ELogFileRefusesProtocolStreams: --log-file on the proxy's own
+// stdout or stdin (pipes or files, as --record refuses them, R1) is a
+// usage error: log lines written there went into the frames to the
+// client (F7), or were appended to the client's input and read back as
+// its frames. /dev/stderr stays a log file.
+func TestE2ELogFileRefusesProtocolStreams(t *testing.T) {
+	if _, err := os.Stat("/dev/stdout"); err != nil {
+		t.Skip("no /dev/stdout")
+	}
+	const frame = `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`
+	for _, tt := range []struct {
+		name, path string
+		refused    bool
+	}{
+		{"/dev/stdout", "/dev/stdout", true},
+		{"/dev/stdin", "/dev/stdin", true},
+		{"/dev/stderr", "/dev/stderr", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "in.jsonl")
+			if err := os.WriteFile(in, []byte(frame+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stdin, err := os.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			cmd := exec.Command(proxyBinary, append([]string{"--log-file", tt.path, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1", envFakeAgent+"="+script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
+			err = cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(in); string(got) != frame+"\n" {
+				t.Errorf("the client's input was written to:\n%s", got)
+			}
+			if tt.refused {
+				if code != exitUsage || stdout.Len() != 0 || !strings.Contains(stderr.String(), "--log-file: "+tt.path+" is the proxy's own stdin or stdout") {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, the refusal", code, stdout.String(), stderr.String())
+				}
+				return
+			}
+			if code != 0 || stdout.String() != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`+"\n" {
+				t.Errorf("exit %d, stdout %q; want 0 and the one answer; stderr %q", code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "level=DEBUG") {
+				t.Errorf("no log file lines on stderr:\n%s", stderr.String())
 			}
 		})
 	}
