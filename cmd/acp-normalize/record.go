@@ -23,6 +23,22 @@ var errRecordSymlink = errors.New("is a symbolic link: refusing to follow it")
 // the client's frames.
 var errRecordStream = errors.New("is the proxy's own stdin or stdout, which carry protocol frames")
 
+// errRecordLogFile is the refusal of a --record target that is the
+// --log-file: opening it would truncate the log, and the two would write
+// over each other.
+var errRecordLogFile = errors.New("is the --log-file")
+
+// isFile reports whether path names f's file (the same path, a hard or
+// symbolic link).
+func isFile(path string, f *os.File) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	fst, err := f.Stat()
+	return err == nil && os.SameFile(st, fst)
+}
+
 // recordTarget is where a capture goes (R1). Opening it never waits: a
 // FIFO nobody has opened for reading yet is opened by its first Write,
 // which the capture's own goroutine makes, so the session starts and

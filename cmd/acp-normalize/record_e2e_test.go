@@ -505,3 +505,53 @@ func TestE2ELogFileRefusesProtocolStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestE2ERecordIsNotTheLogFile: --record naming the --log-file (the same
+// path, or another name of the file) is refused at error level and the
+// session runs without recording, as for the other refused targets (R1):
+// the capture would truncate the log (lines of earlier sessions lost) and
+// the two would be written over each other.
+func TestE2ERecordIsNotTheLogFile(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		link bool // --record names a hard link to the log file
+	}{
+		{"the same path", false},
+		{"a hard link", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logFile := filepath.Join(dir, "acp.log")
+			if err := os.WriteFile(logFile, []byte("an earlier session's line\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			record := logFile
+			if tt.link {
+				record = filepath.Join(dir, "capture.jsonl")
+				if err := os.Link(logFile, record); err != nil {
+					t.Skipf("no hard links here: %v", err)
+				}
+			}
+			s := start(t, script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				[]string{"--record", record, "--log-file", logFile, "--log-level", "debug", "--modules", "none"})
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+			if got := s.readLine(); got != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` {
+				t.Fatalf("session did not run: got %q; stderr:\n%s", got, s.stderr)
+			}
+			s.stdin.Close()
+			if code := s.wait(20 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+			}
+			if stderr := s.stderr.String(); !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "is the --log-file") {
+				t.Errorf("no error about the refused target on stderr:\n%s", stderr)
+			}
+			got, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(got), "an earlier session's line\n") || strings.Contains(string(got), `"event":"start"`) || !strings.Contains(string(got), "level=DEBUG") {
+				t.Errorf("the log file lost its lines or holds a capture:\n%s", got)
+			}
+		})
+	}
+}
