@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -128,7 +129,7 @@ const maxGuardedLine = 1 << 20
 
 func (g *guardHandshake) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
-	if g.done || n == 0 {
+	if g.done {
 		return n, err
 	}
 	chunk := p[:n]
@@ -143,23 +144,40 @@ func (g *guardHandshake) Read(p []byte) (int, error) {
 		}
 		g.line = append(g.line, chunk[:i]...)
 		chunk = chunk[i+1:]
-		frame := pipe.TrimLineEnding(append(g.line, '\n'))
-		if !g.started {
-			// As the relay's reader does (F1): the stream's BOM goes,
-			// even on a line of its own, which is then blank.
-			g.started, frame = true, stripBOM(frame)
+		if ferr := g.line1(); ferr != nil {
+			return 0, ferr
 		}
-		if len(trimSpace(frame)) == 0 {
-			g.line = g.line[:0] // a blank line (F1) is no first frame
-			continue
+	}
+	if errors.Is(err, io.EOF) && !g.done && len(g.line) > 0 {
+		// The relay's reader takes a last line without its newline for
+		// a frame (F1): so does the guard.
+		if ferr := g.line1(); ferr != nil {
+			return 0, ferr
 		}
-		g.done = true
-		if HandshakeOf(frame) != NoHandshake {
-			return 0, g.fail(frame)
-		}
-		g.line = nil
 	}
 	return n, err
+}
+
+// line1 looks at the line held in g.line: a blank one is no first frame
+// and is forgotten; the first frame ends the guard, with fail's error
+// when it is a handshake.
+func (g *guardHandshake) line1() error {
+	frame := pipe.TrimLineEnding(append(g.line, '\n'))
+	if !g.started {
+		// As the relay's reader does (F1): the stream's BOM goes,
+		// even on a line of its own, which is then blank.
+		g.started, frame = true, stripBOM(frame)
+	}
+	if len(trimSpace(frame)) == 0 {
+		g.line = g.line[:0] // a blank line (F1) is no first frame
+		return nil
+	}
+	g.done = true
+	g.line = nil
+	if HandshakeOf(frame) != NoHandshake {
+		return g.fail(frame)
+	}
+	return nil
 }
 
 func indexNewline(b []byte) int {

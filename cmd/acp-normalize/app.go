@@ -214,7 +214,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 
 	var logFile *logFileOut
 	if path := c.String("log-file"); path != "" {
-		logFile, err = openLogFile(path)
+		logFile, err = openLogFile(path, asFile(st.stdin), asFile(st.stdout))
 		if err != nil {
 			return exitUsage, usageError("--log-file: %v", err)
 		}
@@ -251,9 +251,16 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	var capture *pipe.CaptureWriter
 	var captureTarget *recordTarget
 	if path := c.String("record"); path != "" {
-		t, err := openRecord(path, asFile(st.stdin), asFile(st.stdout))
+		var t *recordTarget
+		var err error
+		if logFile != nil && logFile.file != nil && isFile(path, logFile.file) {
+			// Checked before the open, which would truncate the log.
+			err = fmt.Errorf("%s %w", path, errRecordLogFile)
+		} else {
+			t, err = openRecord(path, asFile(st.stdin), asFile(st.stdout))
+		}
 		switch {
-		case errors.Is(err, errRecordSymlink), errors.Is(err, errRecordStream):
+		case errors.Is(err, errRecordSymlink), errors.Is(err, errRecordStream), errors.Is(err, errRecordLogFile):
 			// Recording is a debugging aid: a refused file never
 			// keeps the session from starting.
 			logger.Error("--record: not recording, the session runs without recording", "err", err)

@@ -27,17 +27,19 @@ func checkCommand(st streams) *cli.Command {
 
 // checkAction checks each file named on the command line.
 func checkAction(c *cli.Context, st streams) error {
-	files, err := captureNames(c, "check", "no file given; usage: acp-normalize check [--json] FILE...")
+	// The flags first: a mistyped level is the mistake to report, not
+	// the file named after it.
+	failOn, err := failOnLevel(c.String("fail-on"))
 	if err != nil {
-		return err
+		return usageError("%v", err)
 	}
 	settings, err := explicitSettings(c)
 	if err != nil {
 		return err
 	}
-	failOn, err := failOnLevel(c.String("fail-on"))
+	files, err := captureNames(c, "check", "no file given; usage: acp-normalize check [--json] [--fail-on LEVEL] FILE...")
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	out := bufio.NewWriterSize(st.stdout, 64<<10)
 	chk := check.New(out, c.Bool("json"), allModules()...)

@@ -290,3 +290,32 @@ func TestCheckFailOnEveryCapture(t *testing.T) {
 		t.Errorf("check --fail-on none over every capture: exit %d, want 0; stderr %s", code, errOut)
 	}
 }
+
+// TestCheckFailOnUsage: a --fail-on that is no level is the one line
+// check prints, exit 2, whatever else is wrong with the command line (no
+// file, a file that does not exist), and nothing is read: the level is
+// known before any file is.
+func TestCheckFailOnUsage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"with a capture", []string{"--fail-on", "warn", "../../testdata/captures/gemini/generalist.jsonl"}},
+		{"with no file", []string{"--fail-on", "warn"}},
+		{"with a file that does not exist", []string{"--fail-on", "warn", filepath.Join(t.TempDir(), "missing.jsonl")}},
+		{"empty", []string{"--fail-on=", "../../testdata/captures/gemini/generalist.jsonl"}},
+		{"in capitals", []string{"--fail-on", "BROKEN", "../../testdata/captures/gemini/generalist.jsonl"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runBinary(t, append([]string{"check"}, tt.args...)...)
+			if code != exitUsage || stdout != "" {
+				t.Errorf("exit %d, stdout %q; want exit 2 and nothing on stdout", code, stdout)
+			}
+			if lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "acp-normalize: --fail-on must be broken, repaired or none, not ") {
+				t.Errorf("stderr %q: want the one --fail-on line", stderr)
+			}
+		})
+	}
+}

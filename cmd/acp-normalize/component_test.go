@@ -286,3 +286,45 @@ func TestK2ComponentRecordingReplays(t *testing.T) {
 		t.Errorf("replay does not reproduce the proxy's answer to the successor:\n%s", out)
 	}
 }
+
+// TestK3HandshakeWithoutNewline: a client stream that ends with its
+// first frame and no newline still has that frame relayed (F1), so the
+// K3 guard looks at it too: a handshake there is a usage error (exit 2),
+// not a frame for the agent; any other frame reaches the agent.
+func TestK3HandshakeWithoutNewline(t *testing.T) {
+	t.Parallel()
+	const handshake = `{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}`
+	tests := []struct {
+		name  string
+		input string
+		code  int
+	}{
+		{"the handshake", handshake, exitUsage},
+		{"a BOM on a line of its own, then the handshake", "\xEF\xBB\xBF\r\n" + handshake, exitUsage},
+		{"an initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(proxyBinary, "--", "cat")
+			cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
+			cmd.Stdin = strings.NewReader(tt.input)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q; stderr %q", code, tt.code, stdout.String(), stderr.String())
+			}
+			if tt.code == exitUsage && !strings.Contains(stderr.String(), "but an agent command was given") {
+				t.Errorf("stderr %q: no K3 line", stderr.String())
+			}
+		})
+	}
+}

@@ -78,12 +78,12 @@ func exportAction(c *cli.Context, st streams) error {
 	if werr != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: writing %s: %w", where, werr)}
 	}
-	fmt.Fprintf(st.stderr, "export: %d frames to %s", h.Frames, where)
+	summary := fmt.Sprintf("export: %d frames to %s", h.Frames, where)
 	if h.StderrLines > 0 || h.OutputRecords > 0 {
-		fmt.Fprintf(st.stderr, "; left out %d agent stderr lines and %d proxy output records (the trace format carries frames only; a replay recomputes the outputs)",
+		summary += fmt.Sprintf("; left out %d agent stderr lines and %d proxy output records (the trace format carries frames only; a replay recomputes the outputs)",
 			h.StderrLines, h.OutputRecords)
 	}
-	fmt.Fprintln(st.stderr)
+	printLine(st.stderr, "%s", summary) // names the -o file: anybody's bytes
 	if bad > 0 {
 		return &exitError{code: exitFailure, err: fmt.Errorf("export: %s: %d bad line(s) left out", name, bad)}
 	}

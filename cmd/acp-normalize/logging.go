@@ -47,7 +47,7 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 		Level:       level,
 		TimeFormat:  time.TimeOnly,
 		NoColor:     !color,
-		ReplaceAttr: terminalAttrs(color, nil),
+		ReplaceAttr: terminalAttrs(nil),
 	})
 	if logFile == nil {
 		return slog.New(h)
@@ -56,32 +56,48 @@ func newLogger(stderr, out io.Writer, logFile io.Writer, level slog.Level, geten
 	return slog.New(slog.NewMultiHandler(h, fh))
 }
 
-// terminalAttrs is the ReplaceAttr of a tint handler: with colour on (a
-// terminal), every value is made safe with terminal.Text, since
-// tint quotes a value but then puts its ESC bytes back raw, and values
-// carry an agent's words (a non-JSON line, a method name, an error
-// message). Without colour tint's own quoting escapes them. next, if not
-// nil, runs first.
-func terminalAttrs(color bool, next func([]string, slog.Attr) slog.Attr) func([]string, slog.Attr) slog.Attr {
+// terminalAttrs is the ReplaceAttr of a tint handler: every value is
+// made safe with terminal.Text, since values carry an agent's words (a
+// non-JSON line, a method name, an error message) and tint alone is not
+// enough: with colour on it quotes a value but then puts its ESC bytes
+// back raw; without colour it cuts from a value what looks like an escape
+// sequence and everything after a byte that is not UTF-8, so the line
+// shows less than the agent wrote. next, if not nil, runs first.
+func terminalAttrs(next func([]string, slog.Attr) slog.Attr) func([]string, slog.Attr) slog.Attr {
 	return func(groups []string, a slog.Attr) slog.Attr {
 		if next != nil {
 			a = next(groups, a)
 		}
-		if !color {
-			return a
-		}
 		switch v := a.Value.Resolve(); v.Kind() {
 		case slog.KindString:
-			if s := v.String(); terminal.Text(s) != s {
-				a.Value = slog.StringValue(terminal.Text(s))
+			if s := v.String(); !printableASCII(s) {
+				a.Value = slog.StringValue(logText(s))
 			}
 		case slog.KindAny:
-			if s := fmt.Sprintf("%+v", v.Any()); terminal.Text(s) != s {
-				a.Value = slog.StringValue(terminal.Text(s))
+			if s := fmt.Sprintf("%+v", v.Any()); !printableASCII(s) {
+				a.Value = slog.StringValue(logText(s))
 			}
 		}
 		return a
 	}
+}
+
+// logText is terminal.Text with U+FFFD (what a byte that is not UTF-8
+// becomes) written as the escape \ufffd: tint without colour ends a value
+// at the first U+FFFD.
+func logText(s string) string {
+	return strings.ReplaceAll(terminal.Text(s), "\uFFFD", `\ufffd`)
+}
+
+// printableASCII reports whether s is printable ASCII only, which
+// terminal.Text leaves as it is: most values, checked without copying.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // fanout writes to every writer, ignoring a failing one, so that a closed

@@ -257,13 +257,14 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 	}
 	capture := mockCapture(t)
 	var rec bytes.Buffer
+	cw := pipe.NewCaptureWriter(&rec, false)
 	s := runSession(t, true, func(stdin io.Reader, stdout, stderr io.Writer) int {
 		code, err := proxy.Run(proxy.Config{
 			Argv: []string{self, "mock-agent", "--log-level", "debug", capture},
 			Router: route.RouterConfig{
 				Modules: []rewrite.Module{rewritetest.Module()},
 				Version: "test",
-				Capture: pipe.NewCaptureWriter(&rec, false),
+				Capture: cw,
 			},
 			Stdin:       stdin,
 			Stdout:      stdout,
@@ -275,6 +276,11 @@ func TestMockAgentThroughProxySDKClient(t *testing.T) {
 		}
 		return code
 	})
+	// proxy.Run only queues the last records (R1): closing the capture
+	// writes them, as the command does before it exits.
+	if err := cw.Close(); err != nil {
+		t.Errorf("closing the capture: %v", err)
+	}
 	if s.exit != 0 {
 		t.Errorf("proxy exit code %d, want the mock agent's 0 (stderr: %s)", s.exit, s.stderr)
 	}

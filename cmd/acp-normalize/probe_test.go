@@ -340,6 +340,13 @@ func TestProbeRedactsSecrets(t *testing.T) {
 		{"initialize fields", []string{"wait initialize",
 			`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[{"id":"login","name":"Log in","description":"paste ` + key + ` here"}],"agentInfo":{"name":"fake","title":"fake ` + bearer + `","version":"1.0"}}}`,
 			"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","modes":{"currentModeId":"` + key + `","availableModes":[{"id":"` + key + `","name":"m"}]}}}`, "wait never"}},
+		// The other fields the report prints: a terminal login's
+		// arguments, the models, a URL's password in a stderr line.
+		{"logins, models and stderr", []string{"wait initialize", "err fetching https://probe:hunter2@example.com/v1",
+			`out {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[{"id":"login","name":"Log in","type":"terminal","args":["--token","` + key + `"]}],"agentInfo":{"name":"fake","version":"1.0"}}}`,
+			"wait session/new", `out {"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","models":{"currentModelId":"m-` + key + `","availableModels":[{"modelId":"m-` + key + `","name":"m"}]}}}`, "wait never"}},
+		// A line that is no frame, quoted in the failure line.
+		{"non-JSON stdout", []string{"wait initialize", "out booting with " + bearer, "exit 3"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -17,10 +17,27 @@ import (
 // truncate (or create) whatever it points to.
 var errRecordSymlink = errors.New("is a symbolic link: refusing to follow it")
 
-// errRecordStream is the refusal of a --record target that is one of the
-// proxy's own protocol streams (--record /dev/stdout): the capture would
-// be mixed into the frames (F7), or read back as the client's frames.
+// errRecordStream is the refusal of a --record or --log-file target that
+// is one of the proxy's own protocol streams (--record /dev/stdout): the
+// capture or the log would be mixed into the frames (F7), or read back as
+// the client's frames.
 var errRecordStream = errors.New("is the proxy's own stdin or stdout, which carry protocol frames")
+
+// errRecordLogFile is the refusal of a --record target that is the
+// --log-file: opening it would truncate the log, and the two would write
+// over each other.
+var errRecordLogFile = errors.New("is the --log-file")
+
+// isFile reports whether path names f's file (the same path, a hard or
+// symbolic link).
+func isFile(path string, f *os.File) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	fst, err := f.Stat()
+	return err == nil && os.SameFile(st, fst)
+}
 
 // recordTarget is where a capture goes (R1). Opening it never waits: a
 // FIFO nobody has opened for reading yet is opened by its first Write,
@@ -80,14 +97,9 @@ func openRecord(path string, avoid ...*os.File) (*recordTarget, error) {
 		f.Close()
 		return nil, err
 	}
-	for _, a := range avoid {
-		if a == nil || st.Mode()&os.ModeCharDevice != 0 {
-			continue
-		}
-		if ast, err := a.Stat(); err == nil && os.SameFile(st, ast) {
-			f.Close()
-			return nil, fmt.Errorf("%s %w", path, errRecordStream)
-		}
+	if isProtocolStream(st, avoid) {
+		f.Close()
+		return nil, fmt.Errorf("%s %w", path, errRecordStream)
 	}
 	// A file that existed keeps its mode on open: make it private (R1).
 	// Not a pipe or a device (--record /dev/stderr): that mode is not the
@@ -99,8 +111,46 @@ func openRecord(path string, avoid ...*os.File) (*recordTarget, error) {
 		}
 	}
 	t.file = f
+	if onTerminal(f) {
+		// --record /dev/stderr on a terminal: frames are spliced in
+		// verbatim (R1), and valid JSON holds C1 controls and bidi
+		// overrides raw. Shown as JSON escapes, as the other JSON
+		// output on a terminal: the same values.
+		out, flush := jsonlOut(f)
+		t.file = &terminalRecord{f: f, out: out, flush: flush}
+	}
 	t.opened.Store(true)
 	return t, nil
+}
+
+// terminalRecord is a recording target that is a terminal: each line
+// escaped with terminal.JSON on its way.
+type terminalRecord struct {
+	f     *os.File
+	out   io.Writer
+	flush func() error
+}
+
+func (t *terminalRecord) Write(p []byte) (int, error) { return t.out.Write(p) }
+
+// Close writes what is held of a last line, then closes the terminal.
+func (t *terminalRecord) Close() error { return errors.Join(t.flush(), t.f.Close()) }
+
+// isProtocolStream reports whether st is the file of one of avoid, a
+// terminal excepted (it may be stdout and a target at once).
+func isProtocolStream(st os.FileInfo, avoid []*os.File) bool {
+	if st.Mode()&os.ModeCharDevice != 0 {
+		return false
+	}
+	for _, a := range avoid {
+		if a == nil {
+			continue
+		}
+		if ast, err := a.Stat(); err == nil && os.SameFile(st, ast) {
+			return true
+		}
+	}
+	return false
 }
 
 // waitingForReader reports whether the target is a FIFO that no reader
@@ -147,14 +197,25 @@ type logFileOut struct {
 }
 
 // openLogFile opens path for appending (mode 0600 when created) without
-// waiting for a FIFO's reader.
-func openLogFile(path string) (*logFileOut, error) {
+// waiting for a FIFO's reader, and never one of the files in avoid (the
+// proxy's stdin and stdout: log lines there would be frames, F7), but a
+// terminal may be both.
+func openLogFile(path string, avoid ...*os.File) (*logFileOut, error) {
 	f, later, err := openAppendNow(path)
 	if err != nil {
 		return nil, err
 	}
 	if f != nil {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if isProtocolStream(st, avoid) {
+			f.Close()
+			return nil, fmt.Errorf("%s %w", path, errRecordStream)
+		}
+		if st.Mode().IsRegular() {
 			return &logFileOut{w: f, file: f}, nil
 		}
 	}

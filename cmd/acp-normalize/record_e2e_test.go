@@ -3,9 +3,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -335,6 +339,218 @@ func TestE2ELogFileThatBlocks(t *testing.T) {
 			}
 			if !strings.Contains(s.stderr.String(), "--log-file was not being read") {
 				t.Errorf("nothing said about the log lines the file did not take:\n%.3000s", s.stderr.String()[max(0, s.stderr.Len()-3000):])
+			}
+		})
+	}
+}
+
+// TestE2ERecordFIFOReaderComesLate: a FIFO that nobody has opened for
+// reading when the session starts (R1: the agent starts at once) gets
+// the whole capture once a reader opens it, late in the session: every
+// record, in order (seq 1, 2, ... with no gap and no "dropped"), the
+// start event first and the exit last, and the proxy exits 0.
+func TestE2ERecordFIFOReaderComesLate(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "capture.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, script(t, "echo"), []string{"--record", fifo, "--modules", "none"})
+	// More than a pipe holds: the reader that comes finds the queue full.
+	const n = 32
+	pad := strings.Repeat("x", 8<<10)
+	for i := range n {
+		frame := `{"jsonrpc":"2.0","method":"n","params":{"i":` + strconv.Itoa(i) + `,"pad":"` + pad + `"}}`
+		s.send(frame)
+		if got := s.readLine(); got != frame {
+			t.Fatalf("frame %d not relayed while the FIFO has no reader (%d bytes); stderr:\n%s", i, len(got), s.stderr)
+		}
+	}
+	// The reader comes: the capture's goroutine, waiting in its open,
+	// goes on.
+	captured := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		captured <- b
+	}()
+	s.stdin.Close()
+	if code := s.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(<-captured), "\n"), "\n")
+	next := map[string]int{} // the next frame's i, per side
+	for k, l := range lines {
+		var rec struct {
+			Seq   int    `json:"seq"`
+			Event string `json:"event"`
+			From  string `json:"from"`
+			Frame struct {
+				Params struct {
+					I int `json:"i"`
+				} `json:"params"`
+			} `json:"frame"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("capture line %d %.100q: %v", k+1, l, err)
+		}
+		if rec.Seq != k+1 {
+			t.Fatalf("capture line %d has seq %d: records lost or out of order", k+1, rec.Seq)
+		}
+		switch {
+		case rec.Event == "dropped":
+			t.Fatalf("capture line %d: records were dropped", k+1)
+		case rec.From != "":
+			if rec.Frame.Params.I != next[rec.From] {
+				t.Fatalf("capture line %d: frame %d from the %s, want %d", k+1, rec.Frame.Params.I, rec.From, next[rec.From])
+			}
+			next[rec.From]++
+		}
+	}
+	if next["client"] != n || next["agent"] != n {
+		t.Errorf("the capture has %d client and %d agent frames, want %d each", next["client"], next["agent"], n)
+	}
+	if !strings.Contains(lines[0], `"event":"start"`) || !strings.Contains(lines[len(lines)-1], `"event":"exit","code":0`) {
+		t.Errorf("the capture does not begin with start and end with exit 0:\n%.200s\n...\n%.200s", lines[0], lines[len(lines)-1])
+	}
+}
+
+// TestE2ERecordTargetThatIsNoFile: a --record path that can hold no
+// capture (a directory, a Unix socket, which open(2) refuses with "no
+// such device or address") is a usage error (exit 2) in one line that
+// says what the path is; the agent is not started.
+func TestE2ERecordTargetThatIsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		t.Skipf("no Unix socket here: %v", err)
+	}
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"a directory", dir, "is a directory"},
+		{"a socket", sock, "is a socket"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runBinary(t, "--record", tt.path, "--modules", "none", "--", "sh", "-c", "echo started >&2")
+			if code != exitUsage || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and nothing on stdout; stderr %q", code, stdout, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "acp-normalize: --record: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("stderr %q: want one --record line saying the path %s", stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestE2ELogFileRefusesProtocolStreams: --log-file on the proxy's own
+// stdout or stdin (pipes or files, as --record refuses them, R1) is a
+// usage error: log lines written there went into the frames to the
+// client (F7), or were appended to the client's input and read back as
+// its frames. /dev/stderr stays a log file.
+func TestE2ELogFileRefusesProtocolStreams(t *testing.T) {
+	if _, err := os.Stat("/dev/stdout"); err != nil {
+		t.Skip("no /dev/stdout")
+	}
+	const frame = `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`
+	for _, tt := range []struct {
+		name, path string
+		refused    bool
+	}{
+		{"/dev/stdout", "/dev/stdout", true},
+		{"/dev/stdin", "/dev/stdin", true},
+		{"/dev/stderr", "/dev/stderr", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "in.jsonl")
+			if err := os.WriteFile(in, []byte(frame+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stdin, err := os.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			cmd := exec.Command(proxyBinary, append([]string{"--log-file", tt.path, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1", envFakeAgent+"="+script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
+			err = cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(in); string(got) != frame+"\n" {
+				t.Errorf("the client's input was written to:\n%s", got)
+			}
+			if tt.refused {
+				if code != exitUsage || stdout.Len() != 0 || !strings.Contains(stderr.String(), "--log-file: "+tt.path+" is the proxy's own stdin or stdout") {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, the refusal", code, stdout.String(), stderr.String())
+				}
+				return
+			}
+			if code != 0 || stdout.String() != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`+"\n" {
+				t.Errorf("exit %d, stdout %q; want 0 and the one answer; stderr %q", code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "level=DEBUG") {
+				t.Errorf("no log file lines on stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// TestE2ERecordIsNotTheLogFile: --record naming the --log-file (the same
+// path, or another name of the file) is refused at error level and the
+// session runs without recording, as for the other refused targets (R1):
+// the capture would truncate the log (lines of earlier sessions lost) and
+// the two would be written over each other.
+func TestE2ERecordIsNotTheLogFile(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		link bool // --record names a hard link to the log file
+	}{
+		{"the same path", false},
+		{"a hard link", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logFile := filepath.Join(dir, "acp.log")
+			if err := os.WriteFile(logFile, []byte("an earlier session's line\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			record := logFile
+			if tt.link {
+				record = filepath.Join(dir, "capture.jsonl")
+				if err := os.Link(logFile, record); err != nil {
+					t.Skipf("no hard links here: %v", err)
+				}
+			}
+			s := start(t, script(t, "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
+				[]string{"--record", record, "--log-file", logFile, "--log-level", "debug", "--modules", "none"})
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+			if got := s.readLine(); got != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` {
+				t.Fatalf("session did not run: got %q; stderr:\n%s", got, s.stderr)
+			}
+			s.stdin.Close()
+			if code := s.wait(20 * time.Second); code != 0 {
+				t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+			}
+			if stderr := s.stderr.String(); !strings.Contains(stderr, "ERR") || !strings.Contains(stderr, "is the --log-file") {
+				t.Errorf("no error about the refused target on stderr:\n%s", stderr)
+			}
+			got, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(got), "an earlier session's line\n") || strings.Contains(string(got), `"event":"start"`) || !strings.Contains(string(got), "level=DEBUG") {
+				t.Errorf("the log file lost its lines or holds a capture:\n%s", got)
 			}
 		})
 	}

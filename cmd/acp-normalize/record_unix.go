@@ -31,7 +31,7 @@ func openRecordFile(path string) (f *os.File, later func() (*os.File, error), er
 	if err != nil {
 		st, lerr := os.Lstat(path)
 		if lerr != nil || st.Mode()&os.ModeSymlink == 0 {
-			return nil, nil, err
+			return nil, nil, socketError(path, st, err)
 		}
 		// A link: to a FIFO or a character device only.
 		if st, err := os.Stat(path); err != nil || !streamMode(st.Mode()) {
@@ -90,8 +90,18 @@ func openAppendNow(path string) (f *os.File, later func() (*os.File, error), err
 		return nil, func() (*os.File, error) { return os.OpenFile(path, flags, 0o600) }, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		st, _ := os.Lstat(path)
+		return nil, nil, socketError(path, st, err)
 	}
 	_ = f.Fd() // blocking from now on, as in openRecordFile
 	return f, nil, nil
+}
+
+// socketError is err, or, when st is a Unix socket's (open(2) fails with
+// ENXIO, "no such device or address"), an error that says so.
+func socketError(path string, st os.FileInfo, err error) error {
+	if st != nil && st.Mode()&os.ModeSocket != 0 {
+		return fmt.Errorf("%s is a socket: a file, a FIFO or a character device is written to, not a socket: %w", path, err)
+	}
+	return err
 }

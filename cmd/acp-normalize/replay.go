@@ -61,8 +61,15 @@ func replayAction(c *cli.Context, st streams) error {
 	// The pretty and diff views escape for the terminal as they render;
 	// JSON lines are escaped on the way, on a terminal only.
 	stdout, flushStdout := io.Writer(st.stdout), func() error { return nil }
-	if c.String("format") == "jsonl" {
+	switch c.String("format") {
+	case "jsonl":
 		stdout, flushStdout = jsonlOut(st.stdout)
+	case "html":
+		if onTerminal(st.stdout) {
+			// A page holds the frames' bytes as they are (for the
+			// browser), and no one reads 40 KB of page on a terminal.
+			return usageError("--format html writes a page for a browser, not for a terminal: redirect it to a file (> session.html) and open that")
+		}
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	r, err := newRenderer(c.String("format"), c.Bool("diff"), out, timeline.Options{Color: color, Modules: allModules()})
@@ -190,7 +197,7 @@ func replayFile(name string, st streams, r timeline.Renderer, out *bufio.Writer,
 	}
 	if bad > maxReportedLines {
 		_ = out.Flush()
-		fmt.Fprintf(st.stderr, "%s: %d more bad lines not shown\n", name, bad-maxReportedLines)
+		printLine(st.stderr, "%s: %d more bad lines not shown", name, bad-maxReportedLines)
 	}
 	if readErr != nil {
 		_ = out.Flush()
@@ -268,7 +275,7 @@ func replayLogger(stderr io.Writer, level slog.Level, getenv func(string) string
 	return slog.New(tint.NewTextHandler(stderr, &tint.Options{
 		Level:   level,
 		NoColor: !color,
-		ReplaceAttr: terminalAttrs(color, func(groups []string, a slog.Attr) slog.Attr {
+		ReplaceAttr: terminalAttrs(func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}

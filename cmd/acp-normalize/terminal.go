@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -31,6 +32,11 @@ func printLine(w io.Writer, format string, args ...any) {
 // terminal. A line is held until its newline: an escape never splits a
 // rune. Piped or written to a file, the output is left byte for byte (see
 // jsonlOut and textOut).
+// terminalLineHeld is how much of an unfinished line terminalLines
+// holds before it escapes and writes what it has (up to the last whole
+// rune): a line is not held whole, whatever its length.
+const terminalLineHeld = 64 << 10
+
 type terminalLines struct {
 	w       io.Writer
 	escape  func(line []byte) []byte // line without its newline
@@ -64,6 +70,15 @@ func (t *terminalLines) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			t.partial = append(t.partial, p...)
+			if len(t.partial) > terminalLineHeld {
+				// Escaping is rune by rune: the line's parts give the
+				// line's escape.
+				k := wholeRunes(t.partial)
+				if _, err := t.w.Write(t.escape(t.partial[:k])); err != nil {
+					return 0, err
+				}
+				t.partial = t.partial[:copy(t.partial, t.partial[k:])]
+			}
 			break
 		}
 		line := p[:i]
@@ -85,4 +100,18 @@ func (t *terminalLines) flush() error {
 	_, err := t.w.Write(t.escape(t.partial))
 	t.partial = t.partial[:0]
 	return err
+}
+
+// wholeRunes is the length of b without a rune cut short at its end
+// (bytes that are not UTF-8 count as whole: they are replaced alone).
+func wholeRunes(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
 }
