@@ -228,6 +228,10 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 	// (F4). The log file is written directly and gets every line.
 	logStderr := newBackgroundWriter(st.stderr, stderrQueueBytes)
 	logger := newLogger(st.stderr, logStderr, logOut, level, os.Getenv)
+	// On a terminal the agent's stderr lines are escaped like everything
+	// else the proxy prints there; the log file keeps them as written.
+	agentStderr, flushAgentStderr := agentStderrOut(st.stderr, logStderr)
+	defer flushAgentStderr()
 	defer func() {
 		if logFile != nil && logFile.bg != nil {
 			// A FIFO or device is waited for a second at most, as stderr;
@@ -303,7 +307,7 @@ func proxyAction(c *cli.Context, st streams, argv []string) (int, error) {
 		KillGrace:   c.Duration("kill-grace"),
 		Stdin:       st.stdin,
 		Stdout:      st.stdout,
-		AgentStderr: fanout{logStderr, logOut},
+		AgentStderr: fanout{agentStderr, logOut},
 		Signals:     sigs,
 		Logger:      logger,
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -114,4 +115,35 @@ func wholeRunes(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// agentStderrOut is where the agent's stderr lines go on their way to
+// the proxy's stderr (F4): q, the bounded queue to it, or, when stderr is
+// a terminal, q behind a terminalLines that escapes each line with
+// terminal.Text, so that an agent's control sequences (window title,
+// OSC 52 clipboard writes, bidi overrides) are shown, not obeyed. flush
+// writes a last line the agent did not end; it may run while the copy of
+// the agent's stderr still writes, hence the lock.
+func agentStderrOut(stderr, q io.Writer) (out io.Writer, flush func()) {
+	if !onTerminal(stderr) {
+		return q, func() {}
+	}
+	l := &lockedLines{t: terminalLines{w: q, escape: func(line []byte) []byte { return []byte(terminal.Text(string(line))) }}}
+	return l, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		_ = l.t.flush()
+	}
+}
+
+// lockedLines is a terminalLines that two goroutines may write and flush.
+type lockedLines struct {
+	mu sync.Mutex
+	t  terminalLines
+}
+
+func (l *lockedLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.Write(p)
 }

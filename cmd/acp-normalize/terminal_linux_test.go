@@ -309,3 +309,65 @@ func TestE2EFileNamesOnATerminalAreEscaped(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EAgentStderrOnATerminalIsEscaped: the agent's stderr lines, which
+// the proxy copies to its own stderr (F4), reach a terminal escaped like
+// every other text the proxy prints there: an agent (or a model steering
+// it) cannot set the window title, write the clipboard (OSC 52) or hide
+// text through the proxy. The log file keeps the lines as written.
+func TestE2EAgentStderrOnATerminalIsEscaped(t *testing.T) {
+	const hostile = "boot \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e \x1b[8mhidden \xff end"
+	term, master := openPTY(t)
+	logFile := filepath.Join(t.TempDir(), "proxy.log")
+	cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--log-file", logFile, "--"}, fakeAgentArgv(t)...)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", envFakeAgent+"="+script(t, "err "+hostile, "exit 0"))
+	cmd.Stdin = strings.NewReader("")
+	cmd.Stdout = io.Discard
+	cmd.Stderr = term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close() // the proxy holds it; the master reads EIO once it is gone
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			buf.Write(b[:n])
+			if err != nil {
+				got <- buf.Bytes()
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		_ = cmd.Process.Kill()
+		t.Fatal("the proxy did not exit")
+	}
+	out := <-got
+	for _, word := range []string{"boot", "pwned", "ZWNobyBoaQ==", "hidden", "end"} {
+		if !bytes.Contains(out, []byte(word)) {
+			t.Errorf("the agent's stderr line is not shown whole on the terminal (no %q):\n%q", word, out)
+		}
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\xff"} {
+		if bytes.Contains(out, []byte(bad)) {
+			t.Errorf("the terminal got the agent's %q:\n%q", bad, out)
+		}
+	}
+	logged, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(logged, []byte(hostile)) {
+		t.Errorf("the log file does not keep the agent's stderr line as written:\n%q", logged)
+	}
+}
