@@ -198,7 +198,13 @@ func TestE2ERecordTargetThatBlocks(t *testing.T) {
 				}
 				defer rf.Close()
 			}
-			s := startArgs(t, script(t, "echo"), append([]string{"--kill-grace", "1s", "--record", fifo, "--modules", "none", "--"}, fakeAgentArgv(t)...))
+			// The grace is also how long the capture is waited for at exit
+			// once it takes nothing (R1). It must outlast the agent's own
+			// exit at stdin's EOF on a loaded machine (with 1s, a race
+			// build under make test was once still exiting when SIGTERM
+			// came: exit 143), or the exit code says the agent's end
+			// instead of the lost records.
+			s := startArgs(t, script(t, "echo"), append([]string{"--kill-grace", "3s", "--record", fifo, "--modules", "none", "--"}, fakeAgentArgv(t)...))
 			// Frames large enough to fill the pipe's 64 KiB several times.
 			const n = 16
 			pad := strings.Repeat("x", 64<<10)
@@ -313,7 +319,9 @@ func TestE2ELogFileThatBlocks(t *testing.T) {
 				defer rf.Close()
 			}
 			s := startArgs(t, script(t, "errflood 20000", "wait session/new", `out {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`),
-				append([]string{"--kill-grace", "1s", "--log-file", fifo, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...))
+				// A grace the agent's own exit always fits in (the log file
+				// is waited for a second at exit whatever the grace).
+				append([]string{"--kill-grace", "10s", "--log-file", fifo, "--log-level", "debug", "--modules", "none", "--"}, fakeAgentArgv(t)...))
 			sent := make(chan struct{})
 			go func() {
 				defer close(sent)
