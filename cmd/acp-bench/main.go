@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acp-normalize/acp-normalize/internal/benchharness"
+	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 func main() {
@@ -52,7 +53,11 @@ func run(c *cli.Context) error {
 	if c.Bool("short") {
 		sizes = benchharness.ShortSizes
 	}
-	sizes.Session = c.String("session")
+	if path := c.String("session"); path != "" {
+		if sizes.SessionFrames, err = agentFrames(path); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(os.Stderr, "generating workloads in", dir)
 	workloads, err := benchharness.Generate(dir, sizes, 1)
 	if err != nil {
@@ -78,4 +83,28 @@ func run(c *cli.Context) error {
 	}
 	benchharness.PrintTable(os.Stdout, rows)
 	return nil
+}
+
+// agentFrames returns the JSON frames the agent sent in the capture at
+// path, in order (its other records are left out): the session workload.
+// Read here, not in the harness, which stands below the capture format.
+func agentFrames(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the session workload's capture: %w", err)
+	}
+	defer f.Close()
+	var frames []string
+	for rec, err := range pipe.NewCaptureReader(f).Records() {
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if rec.IsInput() && rec.From == pipe.Agent && rec.Frame != nil {
+			frames = append(frames, string(rec.Frame))
+		}
+	}
+	if len(frames) == 0 {
+		return nil, fmt.Errorf("%s: no agent frames", path)
+	}
+	return frames, nil
 }

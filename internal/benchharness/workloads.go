@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/acp-normalize/acp-normalize/pipe"
 )
 
 // Sentinel is the last frame of every streaming workload: when the client
@@ -61,18 +59,20 @@ type Sizes struct {
 	// MemLines are the sizes of the lines of the memory rows (peak RSS
 	// by frame size), besides HugeLine.
 	MemLines []int64
-	// Session is a capture whose agent frames, repeated to SessionBytes,
-	// make the session workload (a real session's shape); none when "".
-	Session      string
-	SessionBytes int64
+	// SessionFrames are the agent frames of a recorded session (the
+	// command reads them from a capture, DefaultSession by default):
+	// repeated to SessionBytes, they make the session workload (a real
+	// session's shape); none when empty.
+	SessionFrames []string
+	SessionBytes  int64
 }
 
 // FullSizes are the sizes of `make bench`; ShortSizes of `make bench-short`.
 var (
 	FullSizes = Sizes{StormChunks: 400_000, MixedChunks: 200_000, HugeLine: 256 << 20, SmallPings: 4000, LargePings: 150,
-		MemLines: []int64{1 << 20, 16 << 20, 64 << 20}, Session: DefaultSession, SessionBytes: 100 << 20}
+		MemLines: []int64{1 << 20, 16 << 20, 64 << 20}, SessionBytes: 100 << 20}
 	ShortSizes = Sizes{StormChunks: 100_000, MixedChunks: 40_000, HugeLine: 32 << 20, SmallPings: 1000, LargePings: 40,
-		MemLines: []int64{1 << 20, 16 << 20}, Session: DefaultSession, SessionBytes: 20 << 20}
+		MemLines: []int64{1 << 20, 16 << 20}, SessionBytes: 20 << 20}
 )
 
 // Generate writes every workload's file under dir and returns them in the
@@ -99,11 +99,7 @@ func Generate(dir string, sz Sizes, seed uint64) ([]Workload, error) {
 		}},
 		{fmt.Sprintf("line-%dMiB", sz.HugeLine>>20), startLine, func(g *generator) { g.hugeLine(sz.HugeLine) }},
 	}
-	if sz.Session != "" {
-		frames, err := sessionFrames(sz.Session)
-		if err != nil {
-			return nil, err
-		}
+	if frames := sz.SessionFrames; len(frames) > 0 {
 		gens = append(gens, struct {
 			name  string
 			start string
@@ -136,29 +132,6 @@ func Generate(dir string, sz Sizes, seed uint64) ([]Workload, error) {
 		Workload{Name: "rtt-2MB", Kind: RoundTrip, Ping: pingFrame(2<<20, rng), Iterations: sz.LargePings},
 	)
 	return out, nil
-}
-
-// sessionFrames returns the JSON frames the agent sent in the capture at
-// path, in order (its other records are left out).
-func sessionFrames(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("the session workload's capture: %w", err)
-	}
-	defer f.Close()
-	var frames []string
-	for rec, err := range pipe.NewCaptureReader(f).Records() {
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
-		}
-		if rec.IsInput() && rec.From == pipe.Agent && rec.Frame != nil {
-			frames = append(frames, string(rec.Frame))
-		}
-	}
-	if len(frames) == 0 {
-		return nil, fmt.Errorf("%s: no agent frames", path)
-	}
-	return frames, nil
 }
 
 func writeWorkload(path string, rng *rand.Rand, write func(*generator)) (Workload, error) {
