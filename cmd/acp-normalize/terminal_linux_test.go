@@ -61,49 +61,13 @@ func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
 		{"TERM=dumb", []string{"TERM=dumb"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			term, master := openPTY(t)
-			cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
-			var env []string
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
-					env = append(env, kv)
-				}
-			}
-			cmd.Env = append(append(env, tt.env...), envFakeAgent+"="+script(t,
-				"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e \x1b[8mhidden \xff end", "exit 0"))
-			cmd.Stdin = strings.NewReader("")
-			cmd.Stdout = io.Discard
-			cmd.Stderr = term
-			if err := cmd.Start(); err != nil {
+			out, err := stderrOnTerminal(t, append(tt.env, envFakeAgent+"="+script(t,
+				"out banner \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e \x1b[8mhidden \xff end", "exit 0")),
+				append([]string{"--kill-grace", "30s", "--modules", "none", "--"}, fakeAgentArgv(t)...)...)
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
 				t.Fatal(err)
 			}
-			term.Close() // the proxy holds it; the master reads EIO once it is gone
-			got := make(chan []byte, 1)
-			go func() {
-				var buf bytes.Buffer
-				b := make([]byte, 4096)
-				for {
-					n, err := master.Read(b)
-					buf.Write(b[:n])
-					if err != nil {
-						got <- buf.Bytes()
-						return
-					}
-				}
-			}()
-			errc := make(chan error, 1)
-			go func() { errc <- cmd.Wait() }()
-			select {
-			case err := <-errc:
-				var ee *exec.ExitError
-				if err != nil && !errors.As(err, &ee) {
-					t.Fatal(err)
-				}
-			case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
-				_ = cmd.Process.Kill()
-				t.Fatal("the proxy did not exit")
-			}
-			out := <-got
 			for _, word := range []string{"banner", "pwned", "ZWNobyBoaQ==", "hidden", "end"} {
 				if !bytes.Contains(out, []byte(word)) {
 					t.Errorf("the agent's non-JSON line is not logged whole on the terminal (no %q):\n%q", word, out)
@@ -119,6 +83,52 @@ func TestE2ELogsToATerminalAreEscaped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stderrOnTerminal runs the binary with args and env (the environment's
+// NO_COLOR and TERM replaced by env's), stdin empty, stdout discarded and
+// stderr on a pseudo-terminal; it returns what the terminal got and how
+// the process ended.
+func stderrOnTerminal(t *testing.T, env []string, args ...string) ([]byte, error) {
+	t.Helper()
+	term, master := openPTY(t)
+	cmd := exec.Command(proxyBinary, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader("")
+	cmd.Stdout = io.Discard
+	cmd.Stderr = term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close() // the proxy holds it; the master reads EIO once it is gone
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			buf.Write(b[:n])
+			if err != nil {
+				got <- buf.Bytes()
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		_ = cmd.Process.Kill()
+		t.Fatal("the proxy did not exit")
+	}
+	return <-got, err
 }
 
 // runOnTerminal runs the binary with stdout and stderr on a
@@ -317,42 +327,12 @@ func TestE2EFileNamesOnATerminalAreEscaped(t *testing.T) {
 // text through the proxy. The log file keeps the lines as written.
 func TestE2EAgentStderrOnATerminalIsEscaped(t *testing.T) {
 	const hostile = "boot \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \u009b31m \u202e \x1b[8mhidden \xff end"
-	term, master := openPTY(t)
 	logFile := filepath.Join(t.TempDir(), "proxy.log")
-	cmd := exec.Command(proxyBinary, append([]string{"--kill-grace", "30s", "--modules", "none", "--log-file", logFile, "--"}, fakeAgentArgv(t)...)...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", envFakeAgent+"="+script(t, "err "+hostile, "exit 0"))
-	cmd.Stdin = strings.NewReader("")
-	cmd.Stdout = io.Discard
-	cmd.Stderr = term
-	if err := cmd.Start(); err != nil {
+	out, err := stderrOnTerminal(t, []string{"NO_COLOR=1", envFakeAgent + "=" + script(t, "err "+hostile, "exit 0")},
+		append([]string{"--kill-grace", "30s", "--modules", "none", "--log-file", logFile, "--"}, fakeAgentArgv(t)...)...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	term.Close() // the proxy holds it; the master reads EIO once it is gone
-	got := make(chan []byte, 1)
-	go func() {
-		var buf bytes.Buffer
-		b := make([]byte, 4096)
-		for {
-			n, err := master.Read(b)
-			buf.Write(b[:n])
-			if err != nil {
-				got <- buf.Bytes()
-				return
-			}
-		}
-	}()
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Wait() }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
-		_ = cmd.Process.Kill()
-		t.Fatal("the proxy did not exit")
-	}
-	out := <-got
 	for _, word := range []string{"boot", "pwned", "ZWNobyBoaQ==", "hidden", "end"} {
 		if !bytes.Contains(out, []byte(word)) {
 			t.Errorf("the agent's stderr line is not shown whole on the terminal (no %q):\n%q", word, out)
